@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The four external-semaphore operations, called by the thin exported
+ * entry points.  They take the caller's arguments as the runtime's ABI
+ * defines them and return a hipError_t.
+ */
+#ifndef HIPEXTSEM_OPS_H
+#define HIPEXTSEM_OPS_H
+
+#include <stdbool.h>
+
+#include "hipextsem/hip_api.h"
+
+hipError_t hx_op_import(hipExternalSemaphore_t *out, const void *desc);
+hipError_t hx_op_signal(const hipExternalSemaphore_t *sems, const void *params, unsigned n,
+			hipStream_t stream);
+hipError_t hx_op_wait(const hipExternalSemaphore_t *sems, const void *params, unsigned n,
+		      hipStream_t stream);
+hipError_t hx_op_destroy(hipExternalSemaphore_t sem);
+
+/* True if `h` is a live handle handed out by the shim (graph and proc
+ * address paths use it to keep shim handles away from the runtime). */
+bool hx_op_is_shim_handle(hipExternalSemaphore_t h);
+
+/* Introspection for tests and tools. */
+struct hx_stats {
+	unsigned live_sems;
+	unsigned pending_waits;
+	unsigned pending_signals;
+	unsigned slots_allocated;
+};
+void hx_op_stats(struct hx_stats *st);
+/* Exported (HIPEXTSEM_0.1) for the project's tests and tools. */
+void hipextsemGetStats(struct hx_stats *st);
+
+#endif

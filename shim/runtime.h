@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The real runtime: typed pointers to the libamdhip64 functions the shim
+ * calls, and the ABI flavour of the loaded runtime.  This is the only place
+ * that knows about 5.x versus 6.x layouts.
+ */
+#ifndef HIPEXTSEM_RUNTIME_H
+#define HIPEXTSEM_RUNTIME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "hipextsem/hip_api.h"
+
+typedef hipError_t (*hx_stream_is_capturing_fn)(hipStream_t stream, int *status);
+
+struct hx_runtime {
+	/* required */
+	__typeof__(hipStreamWaitValue64) *StreamWaitValue64;
+	__typeof__(hipStreamAddCallback) *StreamAddCallback;
+	__typeof__(hipHostMalloc) *HostMalloc;
+	__typeof__(hipGetDevice) *GetDevice;
+	/* optional */
+	__typeof__(hipLaunchHostFunc) *LaunchHostFunc;
+	__typeof__(hipDeviceGetAttribute) *DeviceGetAttribute;
+	__typeof__(hipDeviceGetPCIBusId) *DeviceGetPCIBusId;
+	__typeof__(hipRuntimeGetVersion) *RuntimeGetVersion;
+	hx_stream_is_capturing_fn StreamIsCapturing;
+	/* the runtime's own semaphore calls, for what the shim passes through */
+	__typeof__(hipImportExternalSemaphore) *ImportExternalSemaphore;
+	__typeof__(hipSignalExternalSemaphoresAsync) *SignalExternalSemaphoresAsync;
+	__typeof__(hipWaitExternalSemaphoresAsync) *WaitExternalSemaphoresAsync;
+	__typeof__(hipDestroyExternalSemaphore) *DestroyExternalSemaphore;
+
+	enum hx_abi abi;
+	int version;            /* hipRuntimeGetVersion, 0 if unknown */
+	char path[256];         /* file the runtime was loaded from */
+	bool ok;                /* every required symbol was found */
+};
+
+extern struct hx_runtime hx_rt;
+
+/* Resolves the real runtime once (pthread_once).  Never calls a function
+ * the shim exports.  Returns false, after logging which symbol is missing,
+ * if the runtime cannot be used. */
+bool hx_runtime_init(void);
+void hx_runtime_reset_after_fork(void);
+
+/* Second stage, on first use: does the runtime have a usable device?  If
+ * not (no GPU, no driver), the shim hands every call to the runtime's own
+ * implementation so the application sees the runtime's own answers. */
+bool hx_runtime_usable(void);
+
+/* Layout of the semaphore structures for the loaded runtime. */
+size_t hx_abi_desc_size(enum hx_abi abi);
+size_t hx_abi_signal_params_stride(enum hx_abi abi);
+size_t hx_abi_wait_params_stride(enum hx_abi abi);
+/* Field readers: index i of an array of the runtime's params. */
+unsigned long long hx_abi_signal_value(const void *params, unsigned i);
+unsigned hx_abi_signal_flags(const void *params, unsigned i);
+unsigned long long hx_abi_wait_value(const void *params, unsigned i);
+unsigned hx_abi_wait_flags(const void *params, unsigned i);
+int hx_abi_desc_type(const void *desc);
+int hx_abi_desc_fd(const void *desc);
+
+const char *hx_abi_name(enum hx_abi abi);
+
+#endif

@@ -1,0 +1,903 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The semaphore registry and the four operations.
+ *
+ * Signal: one host function per call (hipLaunchHostFunc, or
+ * hipStreamAddCallback on runtimes without it) that issues the syncobj
+ * signal ioctl.  It runs on the runtime's callback thread when all prior
+ * work of the stream is done, never blocks, and frees itself.
+ *
+ * Wait: one hipStreamWaitValue64 per call on a pinned 64-bit slot; the
+ * waiter thread writes the slot once every semaphore of the call has
+ * reached its value.  The runtime's threads never block on a syncobj.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "ops.h"
+#include "runtime.h"
+#include "sem.h"
+
+#define SLOTS_PER_CHUNK 512u
+#define HANDLE_TAG 0x4858000000000000ull /* "HX" in the top bits */
+#define HANDLE_TAG_MASK 0xffff000000000000ull
+
+struct reg_entry {
+	struct hx_sem *sem;
+	uint32_t gen;
+};
+
+struct slot_chunk {
+	volatile uint64_t *mem; /* pinned, from the runtime */
+	uint64_t last[SLOTS_PER_CHUNK];
+};
+
+struct signal_entry {
+	struct hx_sem *sem;
+	uint64_t value;
+};
+
+struct signal_op {
+	unsigned count;
+	struct signal_entry entries[];
+};
+
+enum wait_path {
+	WAIT_PATH_UNKNOWN,
+	WAIT_PATH_STREAM_VALUE, /* hipStreamWaitValue64 released by the waiter */
+	WAIT_PATH_HOST,         /* the calling thread blocks in the kernel */
+};
+
+static struct {
+	pthread_mutex_t lock; /* everything below */
+	pid_t pid;
+
+	bool dev_tried;
+	int dev_err;
+	struct hx_sync_dev dev;
+
+	struct reg_entry *tab;
+	uint32_t cap;
+	uint32_t *free_idx;
+	uint32_t nfree;
+	uint32_t nlive;
+
+	struct slot_chunk **chunks;
+	uint32_t nchunks;
+	uint32_t *free_slots;
+	uint32_t nfree_slots;
+
+	struct hx_wait_op *ops; /* pending waits */
+	unsigned npending_waits;
+	atomic_uint npending_signals;
+
+	enum wait_path wait_path;
+	bool atexit_registered;
+	bool exiting;
+} g = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.dev = { .fd = -1 },
+};
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+static void fork_prepare(void);
+static void fork_parent(void);
+static void fork_child(void);
+
+static void init_once_fn(void)
+{
+	hx_runtime_init();
+	g.pid = getpid();
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+static bool init(void)
+{
+	pthread_once(&init_once, init_once_fn);
+	return hx_rt.ok;
+}
+
+const struct hx_sync_dev *hx_sem_dev(void)
+{
+	return &g.dev;
+}
+
+/* ---- registry ---------------------------------------------------------- */
+
+static hipExternalSemaphore_t encode(const struct hx_sem *sem)
+{
+	return (hipExternalSemaphore_t)(uintptr_t)(HANDLE_TAG | ((uint64_t)(sem->gen & 0xffff) << 32) |
+						   ((uint64_t)sem->index + 1));
+}
+
+static struct hx_sem *lookup_locked(hipExternalSemaphore_t h)
+{
+	uint64_t v = (uint64_t)(uintptr_t)h;
+	uint32_t idx;
+
+	if ((v & HANDLE_TAG_MASK) != HANDLE_TAG)
+		return NULL;
+	idx = (uint32_t)(v & 0xffffffffu);
+	if (idx == 0 || idx > g.cap)
+		return NULL;
+	idx--;
+	if (!g.tab[idx].sem || (g.tab[idx].gen & 0xffff) != ((v >> 32) & 0xffff))
+		return NULL;
+	return g.tab[idx].sem;
+}
+
+static int register_locked(struct hx_sem *sem)
+{
+	uint32_t idx;
+
+	if (g.nfree == 0) {
+		uint32_t ncap = g.cap ? g.cap * 2 : 64;
+		struct reg_entry *t;
+		uint32_t *f;
+
+		if (ncap > 0x7fffffffu)
+			return -ENOSPC;
+		t = realloc(g.tab, ncap * sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		g.tab = t;
+		f = realloc(g.free_idx, ncap * sizeof(*f));
+		if (!f)
+			return -ENOMEM;
+		g.free_idx = f;
+		for (uint32_t i = ncap; i > g.cap; i--) {
+			g.tab[i - 1].sem = NULL;
+			g.tab[i - 1].gen = 0;
+			g.free_idx[g.nfree++] = i - 1;
+		}
+		g.cap = ncap;
+	}
+	idx = g.free_idx[--g.nfree];
+	g.tab[idx].sem = sem;
+	g.tab[idx].gen++;
+	sem->index = idx;
+	sem->gen = g.tab[idx].gen;
+	g.nlive++;
+	return 0;
+}
+
+static void unregister_locked(struct hx_sem *sem)
+{
+	g.tab[sem->index].sem = NULL;
+	g.free_idx[g.nfree++] = sem->index;
+	g.nlive--;
+}
+
+static void sem_ref(struct hx_sem *sem)
+{
+	atomic_fetch_add_explicit(&sem->refs, 1, memory_order_relaxed);
+}
+
+void hx_sem_unref(struct hx_sem *sem)
+{
+	if (atomic_fetch_sub_explicit(&sem->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	/* Last reference: no op can reach the kernel handle any more. */
+	if (g.dev.fd >= 0) {
+		int ret = hx_sync_destroy(&g.dev, sem->handle);
+		if (ret)
+			hx_warn("DRM_IOCTL_SYNCOBJ_DESTROY(handle %u) failed: %s", sem->handle,
+				strerror(-ret));
+	}
+	hx_waiter_forget(sem); /* frees it */
+}
+
+bool hx_op_is_shim_handle(hipExternalSemaphore_t h)
+{
+	bool live;
+
+	if (!init())
+		return false;
+	pthread_mutex_lock(&g.lock);
+	live = lookup_locked(h) != NULL;
+	pthread_mutex_unlock(&g.lock);
+	return live;
+}
+
+/* Looks up every handle of a signal/wait array and takes a reference on
+ * each.  On failure nothing is held. */
+static hipError_t lookup_array(const hipExternalSemaphore_t *hs, unsigned n,
+			       struct hx_sem **out, const char *what)
+{
+	hipError_t err = hipSuccess;
+	unsigned i;
+
+	pthread_mutex_lock(&g.lock);
+	for (i = 0; i < n; i++) {
+		out[i] = hs[i] ? lookup_locked(hs[i]) : NULL;
+		if (!out[i]) {
+			if (!hs[i]) {
+				hx_err("%s: extSemArray[%u] is NULL", what, i);
+				err = hipErrorInvalidValue;
+			} else {
+				hx_err("%s: extSemArray[%u] = %p is not a semaphore imported by "
+				       "hipextsem (never imported, or already destroyed)",
+				       what, i, hs[i]);
+				err = hipErrorInvalidResourceHandle;
+			}
+			break;
+		}
+		sem_ref(out[i]);
+	}
+	pthread_mutex_unlock(&g.lock);
+	if (err)
+		while (i-- > 0)
+			hx_sem_unref(out[i]);
+	return err;
+}
+
+/* ---- device ------------------------------------------------------------ */
+
+static int open_device_locked(void)
+{
+	struct hx_sync_open_opts opts = { 0 };
+	char bus[32] = "";
+	int hdev = 0, ret;
+
+	if (g.dev_tried)
+		return g.dev_err;
+	g.dev_tried = true;
+
+	opts.node_path = hx_getenv("HIPEXTSEM_RENDER_NODE");
+	opts.allow_eventfd = hx_getenv_long("HIPEXTSEM_NO_EVENTFD", 0, 0, 1) == 0;
+	if (hx_rt.DeviceGetPCIBusId && hx_rt.GetDevice(&hdev) == hipSuccess &&
+	    hx_rt.DeviceGetPCIBusId(bus, (int)sizeof(bus), hdev) == hipSuccess)
+		opts.pci_bus_id = bus;
+
+	opts.want_timeline = true;
+	ret = hx_sync_open(&g.dev, &opts);
+	if (ret == -EOPNOTSUPP && !opts.node_path) {
+		opts.want_timeline = false;
+		ret = hx_sync_open(&g.dev, &opts);
+	}
+	g.dev_err = ret;
+	if (ret) {
+		g.dev.fd = -1;
+		if (opts.node_path)
+			hx_err("cannot use HIPEXTSEM_RENDER_NODE=%s: %s", opts.node_path,
+			       ret == -ENOTSUP || ret == -EOPNOTSUPP ?
+				       "the driver has no sync object support" : strerror(-ret));
+		else if (ret == -ENOENT)
+			hx_err("no DRM render node (/dev/dri/renderD*) found: external semaphores "
+			       "need one with sync object support");
+		else if (ret == -EACCES || ret == -EPERM)
+			hx_err("permission denied opening the DRM render nodes (is the user in "
+			       "the 'render' group?)");
+		else
+			hx_err("no usable DRM render node with sync objects: %s", strerror(-ret));
+		return ret;
+	}
+	hx_info("using %s (driver %s%s%s), timeline %s, wake-ups via %s", g.dev.path,
+		g.dev.driver, g.dev.pci_bus_id[0] ? ", " : "", g.dev.pci_bus_id,
+		g.dev.has_timeline ? "yes" : "no",
+		g.dev.has_eventfd ? "eventfd" : "multi-handle wait");
+	if (opts.pci_bus_id && strcasecmp(opts.pci_bus_id, g.dev.pci_bus_id) != 0)
+		hx_info("HIP device %d (%s) has no render node of its own here; any syncobj "
+			"node works for import", hdev, opts.pci_bus_id);
+	return 0;
+}
+
+/* ---- pinned slots ------------------------------------------------------ */
+
+static int slot_alloc_locked(uint32_t *index, volatile uint64_t **slot, uint64_t *gen)
+{
+	struct slot_chunk *c;
+	uint32_t i;
+
+	if (g.nfree_slots == 0) {
+		struct slot_chunk **nc;
+		uint32_t *nf;
+		void *mem = NULL;
+		hipError_t err;
+
+		c = calloc(1, sizeof(*c));
+		if (!c)
+			return -ENOMEM;
+		err = hx_rt.HostMalloc(&mem, SLOTS_PER_CHUNK * sizeof(uint64_t), 0);
+		if (err != hipSuccess || !mem) {
+			free(c);
+			hx_err("hipHostMalloc for wait slots failed (error %d)", (int)err);
+			return -ENOMEM;
+		}
+		memset(mem, 0, SLOTS_PER_CHUNK * sizeof(uint64_t));
+		c->mem = mem;
+		nc = realloc(g.chunks, (g.nchunks + 1) * sizeof(*nc));
+		nf = realloc(g.free_slots, (g.nchunks + 1) * SLOTS_PER_CHUNK * sizeof(*nf));
+		if (nc)
+			g.chunks = nc;
+		if (nf)
+			g.free_slots = nf;
+		if (!nc || !nf) {
+			/* The pinned memory stays with the runtime. */
+			free(c);
+			return -ENOMEM;
+		}
+		g.chunks[g.nchunks] = c;
+		for (i = SLOTS_PER_CHUNK; i > 0; i--)
+			g.free_slots[g.nfree_slots++] = g.nchunks * SLOTS_PER_CHUNK + i - 1;
+		g.nchunks++;
+	}
+	i = g.free_slots[--g.nfree_slots];
+	c = g.chunks[i / SLOTS_PER_CHUNK];
+	*index = i;
+	*slot = &c->mem[i % SLOTS_PER_CHUNK];
+	/* Values only grow: a stream still reading an older value of this
+	 * slot (>= its own gen) stays released. */
+	*gen = c->last[i % SLOTS_PER_CHUNK] + 1;
+	return 0;
+}
+
+/* The slot is free again once written (released) or never enqueued. */
+static void slot_free_locked(uint32_t index, uint64_t written)
+{
+	struct slot_chunk *c = g.chunks[index / SLOTS_PER_CHUNK];
+	if (written > c->last[index % SLOTS_PER_CHUNK])
+		c->last[index % SLOTS_PER_CHUNK] = written;
+	g.free_slots[g.nfree_slots++] = index;
+}
+
+static void release_slot(volatile uint64_t *slot, uint64_t gen)
+{
+	__atomic_store_n(slot, gen, __ATOMIC_RELEASE);
+}
+
+/* ---- exit -------------------------------------------------------------- */
+
+/* Runs before the runtime's own exit-time teardown (it was registered
+ * later): a stream held by a wait that can no longer be satisfied would
+ * otherwise hang the runtime's destructors.  Pending waits are released. */
+static void at_exit(void)
+{
+	struct timespec until;
+	unsigned n = 0;
+
+	/* Another thread may be inside the shim; never wait for it for long. */
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += 100 * 1000 * 1000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	if (pthread_mutex_timedlock(&g.lock, &until) != 0)
+		return;
+	g.exiting = true;
+	for (struct hx_wait_op *op = g.ops; op; op = op->all_next) {
+		release_slot(op->slot, op->gen);
+		n++;
+	}
+	pthread_mutex_unlock(&g.lock);
+	if (n)
+		hx_warn("process exit with %u pending wait(s): released so the runtime can "
+			"drain its streams", n);
+}
+
+/* ---- operations -------------------------------------------------------- */
+
+/* Without a usable device the runtime's own answers are the right ones. */
+#define FORWARD_IF_UNUSABLE(fn, ...)                                                        \
+	do {                                                                                \
+		if (!hx_runtime_usable()) {                                                 \
+			if (!hx_rt.fn) {                                                    \
+				hx_err("the HIP runtime is unusable and lacks hip" #fn);    \
+				return hipErrorNotSupported;                                \
+			}                                                                   \
+			return hx_rt.fn(__VA_ARGS__);                                       \
+		}                                                                           \
+	} while (0)
+
+static hipError_t map_enqueue_error(hipError_t err, const char *prim, hipStream_t stream)
+{
+	/* The stock calls answer an invalid stream with hipErrorInvalidValue;
+	 * runtimes answer the primitive with InvalidHandle or
+	 * ContextIsDestroyed (709). */
+	if (err == hipErrorInvalidHandle || err == hipErrorInvalidValue || (int)err == 709) {
+		hx_err("%s on stream %p failed (error %d): invalid stream", prim, (void *)stream,
+		       (int)err);
+		return hipErrorInvalidValue;
+	}
+	hx_err("%s on stream %p failed (error %d)", prim, (void *)stream, (int)err);
+	return err;
+}
+
+static hipError_t check_capture(hipStream_t stream, const char *what)
+{
+	int status = 0;
+
+	if (!hx_rt.StreamIsCapturing || stream == NULL)
+		return hipSuccess;
+	if (hx_rt.StreamIsCapturing(stream, &status) == hipSuccess && status != 0) {
+		hx_err("%s on a capturing stream %p is not supported", what, (void *)stream);
+		return hipErrorStreamCaptureUnsupported;
+	}
+	return hipSuccess;
+}
+
+hipError_t hx_op_import(hipExternalSemaphore_t *out, const void *desc)
+{
+	struct hx_sem *sem;
+	bool timeline;
+	uint32_t handle;
+	int type, fd, ret;
+
+	if (!init())
+		return hipErrorNotInitialized;
+	FORWARD_IF_UNUSABLE(ImportExternalSemaphore, out, desc);
+	if (!out || !desc) {
+		hx_err("hipImportExternalSemaphore: %s is NULL", !out ? "extSem_out" : "semHandleDesc");
+		return hipErrorInvalidValue;
+	}
+	type = hx_abi_desc_type(desc);
+	switch (type) {
+	case HX_SEM_HANDLE_OPAQUE_FD:
+		timeline = false;
+		break;
+	case HX_SEM_HANDLE_TIMELINE_FD:
+		timeline = true;
+		break;
+	case HX_SEM_HANDLE_OPAQUE_WIN32:
+	case HX_SEM_HANDLE_OPAQUE_WIN32_KMT:
+	case HX_SEM_HANDLE_D3D12_FENCE:
+	case HX_SEM_HANDLE_D3D11_FENCE:
+	case HX_SEM_HANDLE_KEYED_MUTEX:
+	case HX_SEM_HANDLE_KEYED_MUTEX_KMT:
+	case HX_SEM_HANDLE_TIMELINE_WIN32:
+		hx_err("hipImportExternalSemaphore: handle type %d is a Windows handle type; on "
+		       "Linux only OpaqueFd (1) and TimelineSemaphoreFd (9) exist", type);
+		return hipErrorNotSupported;
+	case HX_SEM_HANDLE_NVSCISYNC:
+		hx_err("hipImportExternalSemaphore: NvSciSync (6) is not supported on AMD devices");
+		return hipErrorNotSupported;
+	default:
+		hx_err("hipImportExternalSemaphore: unknown handle type %d", type);
+		return hipErrorInvalidValue;
+	}
+	fd = hx_abi_desc_fd(desc);
+	if (fd <= 0) {
+		hx_err("hipImportExternalSemaphore: fd %d is not a usable descriptor", fd);
+		return hipErrorInvalidValue;
+	}
+
+	pthread_mutex_lock(&g.lock);
+	ret = open_device_locked();
+	if (ret) {
+		pthread_mutex_unlock(&g.lock);
+		return hipErrorNotSupported;
+	}
+	if (timeline && !g.dev.has_timeline) {
+		pthread_mutex_unlock(&g.lock);
+		hx_err("hipImportExternalSemaphore: %s (%s) has no timeline sync objects "
+		       "(DRM_CAP_SYNCOBJ_TIMELINE, Linux 5.2+)", g.dev.path, g.dev.driver);
+		return hipErrorNotSupported;
+	}
+	ret = hx_sync_import_fd(&g.dev, fd, &handle);
+	if (ret) {
+		pthread_mutex_unlock(&g.lock);
+		hx_err("hipImportExternalSemaphore: fd %d is not a DRM sync object "
+		       "(DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE: %s)", fd, strerror(-ret));
+		return ret == -ENOMEM ? hipErrorOutOfMemory : hipErrorInvalidValue;
+	}
+	sem = calloc(1, sizeof(*sem));
+	if (!sem || register_locked(sem)) {
+		hx_sync_destroy(&g.dev, handle);
+		pthread_mutex_unlock(&g.lock);
+		free(sem);
+		hx_err("hipImportExternalSemaphore: out of memory");
+		return hipErrorOutOfMemory;
+	}
+	atomic_init(&sem->refs, 1);
+	sem->timeline = timeline;
+	sem->handle = handle;
+	sem->efd = -1;
+	sem->armed = UINT64_MAX;
+	*out = encode(sem);
+	pthread_mutex_unlock(&g.lock);
+
+	/* The kernel holds its own reference now; the fd is ours to close. */
+	close(fd);
+	hx_dbg("imported fd %d as %s semaphore %p (syncobj %u)", fd,
+	       timeline ? "timeline" : "binary", *out, handle);
+	return hipSuccess;
+}
+
+static void run_signal(struct signal_op *op)
+{
+	for (unsigned i = 0; i < op->count; i++) {
+		struct signal_entry *e = &op->entries[i];
+		int ret = hx_sync_signal(&g.dev, e->sem->handle, e->sem->timeline ? e->value : 0);
+		if (ret)
+			hx_err("%s(handle %u, point %llu) failed: %s",
+			       e->sem->timeline ? "DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL"
+						: "DRM_IOCTL_SYNCOBJ_SIGNAL",
+			       e->sem->handle, (unsigned long long)e->value, strerror(-ret));
+		hx_sem_unref(e->sem);
+	}
+	atomic_fetch_sub_explicit(&g.npending_signals, 1, memory_order_relaxed);
+	free(op);
+}
+
+static void signal_host_fn(void *data)
+{
+	run_signal(data);
+}
+
+static void signal_stream_cb(hipStream_t stream, hipError_t status, void *data)
+{
+	if (status != hipSuccess)
+		hx_warn("stream %p reported error %d before a semaphore signal; signaling "
+			"anyway so the other side is not left waiting", (void *)stream, (int)status);
+	run_signal(data);
+}
+
+static hipError_t check_params(const char *what, const void *params, unsigned n, bool wait)
+{
+	for (unsigned i = 0; i < n; i++) {
+		unsigned flags = wait ? hx_abi_wait_flags(params, i) : hx_abi_signal_flags(params, i);
+		if (flags != 0) {
+			hx_err("%s: paramsArray[%u].flags = %#x; must be 0", what, i, flags);
+			return hipErrorInvalidValue;
+		}
+	}
+	return hipSuccess;
+}
+
+hipError_t hx_op_signal(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
+			hipStream_t stream)
+{
+	static const char what[] = "hipSignalExternalSemaphoresAsync";
+	struct signal_op *op;
+	struct hx_sem **sems;
+	hipError_t err;
+
+	if (!init())
+		return hipErrorNotInitialized;
+	FORWARD_IF_UNUSABLE(SignalExternalSemaphoresAsync, hs, params, n, stream);
+	if (!hs || !params) {
+		hx_err("%s: %s is NULL", what, !hs ? "extSemArray" : "paramsArray");
+		return hipErrorInvalidValue;
+	}
+	if (n == 0)
+		return hipSuccess;
+	err = check_params(what, params, n, false);
+	if (err)
+		return err;
+	op = malloc(sizeof(*op) + (size_t)n * sizeof(op->entries[0]));
+	sems = malloc((size_t)n * sizeof(*sems));
+	if (!op || !sems) {
+		free(op);
+		free(sems);
+		hx_err("%s: out of memory for %u semaphores", what, n);
+		return hipErrorOutOfMemory;
+	}
+	err = lookup_array(hs, n, sems, what);
+	if (err) {
+		free(op);
+		free(sems);
+		return err;
+	}
+	op->count = n;
+	for (unsigned i = 0; i < n; i++) {
+		op->entries[i].sem = sems[i];
+		op->entries[i].value = hx_abi_signal_value(params, i);
+		if (sems[i]->timeline && op->entries[i].value == 0) {
+			hx_err("%s: timeline semaphore %p signaled with value 0", what, hs[i]);
+			err = hipErrorInvalidValue;
+		}
+	}
+	free(sems);
+	if (!err)
+		err = check_capture(stream, what);
+	if (!err) {
+		atomic_fetch_add_explicit(&g.npending_signals, 1, memory_order_relaxed);
+		if (hx_rt.LaunchHostFunc)
+			err = hx_rt.LaunchHostFunc(stream, signal_host_fn, op);
+		else
+			err = hx_rt.StreamAddCallback(stream, signal_stream_cb, op, 0);
+		if (err) {
+			atomic_fetch_sub_explicit(&g.npending_signals, 1, memory_order_relaxed);
+			err = map_enqueue_error(err, hx_rt.LaunchHostFunc ? "hipLaunchHostFunc"
+									  : "hipStreamAddCallback",
+						stream);
+		}
+	}
+	if (err) {
+		for (unsigned i = 0; i < n; i++)
+			hx_sem_unref(op->entries[i].sem);
+		free(op);
+		return err;
+	}
+	hx_dbg("%s: %u semaphore(s) on stream %p", what, n, (void *)stream);
+	return hipSuccess;
+}
+
+static void op_release(struct hx_wait_op *op)
+{
+	pthread_mutex_lock(&g.lock);
+	release_slot(op->slot, op->gen);
+	if (op->all_prev)
+		op->all_prev->all_next = op->all_next;
+	else
+		g.ops = op->all_next;
+	if (op->all_next)
+		op->all_next->all_prev = op->all_prev;
+	g.npending_waits--;
+	slot_free_locked(op->slot_index, op->gen);
+	pthread_mutex_unlock(&g.lock);
+	free(op);
+}
+
+void hx_sem_entry_done(struct hx_wait_entry *e)
+{
+	struct hx_wait_op *op = e->op;
+	hx_sem_unref(e->sem);
+	e->sem = NULL;
+	if (atomic_fetch_sub_explicit(&op->remaining, 1, memory_order_acq_rel) == 1)
+		op_release(op);
+}
+
+static enum wait_path choose_wait_path_locked(void)
+{
+	int hdev = 0, v = 1;
+	hipError_t err;
+
+	if (g.wait_path != WAIT_PATH_UNKNOWN)
+		return g.wait_path;
+	g.wait_path = WAIT_PATH_STREAM_VALUE;
+	if (hx_getenv_long("HIPEXTSEM_HOST_WAIT", 0, 0, 1)) {
+		g.wait_path = WAIT_PATH_HOST;
+		hx_info("waits block the calling thread (HIPEXTSEM_HOST_WAIT=1)");
+		return g.wait_path;
+	}
+	if (hx_rt.DeviceGetAttribute && hx_rt.GetDevice(&hdev) == hipSuccess) {
+		err = hx_rt.DeviceGetAttribute(&v, hipDeviceAttributeCanUseStreamWaitValue, hdev);
+		if (err == hipSuccess && v == 0) {
+			g.wait_path = WAIT_PATH_HOST;
+			hx_warn("HIP device %d cannot use hipStreamWaitValue64: waits will block "
+				"the calling thread until the semaphore is signaled", hdev);
+			return g.wait_path;
+		}
+	}
+	hx_info("waits use hipStreamWaitValue64 released by the waiter thread");
+	return g.wait_path;
+}
+
+static hipError_t host_wait(struct hx_sem **sems, const void *params, unsigned n)
+{
+	hipError_t err = hipSuccess;
+
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t point = sems[i]->timeline ? hx_abi_wait_value(params, i) : 0;
+		int ret = hx_sync_wait_one(&g.dev, sems[i]->handle, point, INT64_MAX);
+		if (ret == 0 && !sems[i]->timeline)
+			ret = hx_sync_reset(&g.dev, sems[i]->handle);
+		if (ret && !err) {
+			hx_err("host-side wait on syncobj %u failed: %s", sems[i]->handle,
+			       strerror(-ret));
+			err = hipErrorOperatingSystem;
+		}
+	}
+	return err;
+}
+
+hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
+		      hipStream_t stream)
+{
+	static const char what[] = "hipWaitExternalSemaphoresAsync";
+	struct hx_wait_op *op;
+	struct hx_sem **sems;
+	enum wait_path path;
+	hipError_t err;
+	int ret;
+
+	if (!init())
+		return hipErrorNotInitialized;
+	FORWARD_IF_UNUSABLE(WaitExternalSemaphoresAsync, hs, params, n, stream);
+	if (!hs || !params) {
+		hx_err("%s: %s is NULL", what, !hs ? "extSemArray" : "paramsArray");
+		return hipErrorInvalidValue;
+	}
+	if (n == 0)
+		return hipSuccess;
+	err = check_params(what, params, n, true);
+	if (err)
+		return err;
+	op = calloc(1, sizeof(*op) + (size_t)n * sizeof(op->entries[0]));
+	sems = malloc((size_t)n * sizeof(*sems));
+	if (!op || !sems) {
+		free(op);
+		free(sems);
+		hx_err("%s: out of memory for %u semaphores", what, n);
+		return hipErrorOutOfMemory;
+	}
+	err = lookup_array(hs, n, sems, what);
+	if (err)
+		goto fail_free;
+	err = check_capture(stream, what);
+	if (err)
+		goto fail_unref;
+
+	pthread_mutex_lock(&g.lock);
+	path = choose_wait_path_locked();
+	if (path == WAIT_PATH_STREAM_VALUE) {
+		ret = slot_alloc_locked(&op->slot_index, &op->slot, &op->gen);
+		if (ret) {
+			pthread_mutex_unlock(&g.lock);
+			err = hipErrorOutOfMemory;
+			goto fail_unref;
+		}
+		if (!g.atexit_registered) {
+			atexit(at_exit);
+			g.atexit_registered = true;
+		}
+	}
+	pthread_mutex_unlock(&g.lock);
+
+	if (path == WAIT_PATH_HOST) {
+		err = host_wait(sems, params, n);
+		goto fail_unref; /* not a failure: just the same clean-up */
+	}
+
+	ret = hx_waiter_start(&g.dev);
+	if (ret) {
+		err = hipErrorOperatingSystem;
+		goto fail_slot;
+	}
+	op->stream = stream;
+	op->count = n;
+	err = hx_rt.StreamWaitValue64(stream, (void *)op->slot, op->gen, hipStreamWaitValueGte,
+				      ~0ull);
+	if (err) {
+		err = map_enqueue_error(err, "hipStreamWaitValue64", stream);
+		goto fail_slot;
+	}
+
+	/* From here on the stream is held: every path must end in a release. */
+	atomic_init(&op->remaining, n + 1); /* +1 until every entry is queued */
+	pthread_mutex_lock(&g.lock);
+	op->all_next = g.ops;
+	if (g.ops)
+		g.ops->all_prev = op;
+	g.ops = op;
+	g.npending_waits++;
+	if (g.exiting)
+		release_slot(op->slot, op->gen);
+	pthread_mutex_unlock(&g.lock);
+
+	for (unsigned i = 0; i < n; i++) {
+		struct hx_wait_entry *e = &op->entries[i];
+		e->op = op;
+		e->sem = sems[i];
+		e->value = sems[i]->timeline ? hx_abi_wait_value(params, i) : 0;
+		ret = hx_waiter_add(e);
+		if (ret) {
+			/* Treat the entry as satisfied: a stream stuck forever is
+			 * worse than a failed call the caller can see. */
+			err = hipErrorOperatingSystem;
+			hx_sem_entry_done(e);
+		}
+	}
+	free(sems);
+	if (atomic_fetch_sub_explicit(&op->remaining, 1, memory_order_acq_rel) == 1)
+		op_release(op);
+	if (err)
+		hx_err("%s: could not arm every semaphore; the stream will not wait for all "
+		       "of them", what);
+	else
+		hx_dbg("%s: %u semaphore(s) on stream %p, slot %u gen %llu", what, n,
+		       (void *)stream, op->slot_index, (unsigned long long)op->gen);
+	return err;
+
+fail_slot:
+	pthread_mutex_lock(&g.lock);
+	slot_free_locked(op->slot_index, 0);
+	pthread_mutex_unlock(&g.lock);
+fail_unref:
+	for (unsigned i = 0; i < n; i++)
+		hx_sem_unref(sems[i]);
+fail_free:
+	free(sems);
+	free(op);
+	return err;
+}
+
+hipError_t hx_op_destroy(hipExternalSemaphore_t h)
+{
+	struct hx_sem *sem;
+
+	if (!init())
+		return hipErrorNotInitialized;
+	FORWARD_IF_UNUSABLE(DestroyExternalSemaphore, h);
+	if (!h) {
+		hx_err("hipDestroyExternalSemaphore: extSem is NULL");
+		return hipErrorInvalidValue;
+	}
+	pthread_mutex_lock(&g.lock);
+	sem = lookup_locked(h);
+	if (sem)
+		unregister_locked(sem);
+	pthread_mutex_unlock(&g.lock);
+	if (!sem) {
+		hx_err("hipDestroyExternalSemaphore: %p is not a semaphore imported by hipextsem "
+		       "(never imported, or already destroyed)", h);
+		return hipErrorInvalidResourceHandle;
+	}
+	if (atomic_load(&sem->refs) > 1)
+		hx_info("semaphore %p destroyed with operations pending; its sync object is "
+			"released when they complete", h);
+	hx_sem_unref(sem);
+	return hipSuccess;
+}
+
+void hx_op_stats(struct hx_stats *st)
+{
+	init();
+	pthread_mutex_lock(&g.lock);
+	st->live_sems = g.nlive;
+	st->pending_waits = g.npending_waits;
+	st->pending_signals = atomic_load(&g.npending_signals);
+	st->slots_allocated = g.nchunks * SLOTS_PER_CHUNK;
+	pthread_mutex_unlock(&g.lock);
+}
+
+/* ---- fork -------------------------------------------------------------- */
+
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&g.lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&g.lock);
+}
+
+static void fork_child(void)
+{
+	/* The child has none of the parent's threads and must not touch the
+	 * parent's DRM file (syncobj handles live in the open file, which the
+	 * child shares).  Drop everything; the next call starts afresh. */
+	pthread_mutex_init(&g.lock, NULL);
+	for (uint32_t i = 0; i < g.cap; i++) {
+		struct hx_sem *sem = g.tab[i].sem;
+		if (!sem)
+			continue;
+		if (sem->efd >= 0)
+			close(sem->efd);
+		free(sem);
+		g.tab[i].sem = NULL;
+	}
+	free(g.tab);
+	free(g.free_idx);
+	g.tab = NULL;
+	g.free_idx = NULL;
+	g.cap = g.nfree = g.nlive = 0;
+	/* Pending ops and their entries belong to the parent's streams. */
+	g.ops = NULL;
+	g.npending_waits = 0;
+	atomic_store(&g.npending_signals, 0);
+	/* Pinned slots belong to the parent's runtime context. */
+	g.chunks = NULL;
+	g.nchunks = 0;
+	g.free_slots = NULL;
+	g.nfree_slots = 0;
+	if (g.dev.fd >= 0)
+		close(g.dev.fd);
+	g.dev.fd = -1;
+	g.dev_tried = false;
+	g.dev_err = 0;
+	g.wait_path = WAIT_PATH_UNKNOWN;
+	g.exiting = false;
+	g.pid = getpid();
+	hx_waiter_reset_after_fork();
+	hx_log_reset_after_fork();
+}

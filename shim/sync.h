@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The sync layer: the only code in the project that issues DRM ioctls.
+ *
+ * Every function returns 0 or a negative errno and never logs on the hot
+ * path; callers decide what is worth a log line.  libdrm's wrappers return
+ * -1 with errno set (drmIoctl) — they are wrapped here so the convention is
+ * uniform.
+ */
+#ifndef HIPEXTSEM_SYNC_H
+#define HIPEXTSEM_SYNC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct hx_sync_dev {
+	int fd;
+	char path[64];
+	char driver[32];
+	char pci_bus_id[32]; /* "dddd:bb:dd.f", empty if not a PCI device */
+	bool has_timeline;   /* DRM_CAP_SYNCOBJ_TIMELINE */
+	bool has_eventfd;    /* DRM_IOCTL_SYNCOBJ_EVENTFD works (Linux 6.6+) */
+};
+
+/* What the caller would like: a specific node, or the node of a PCI
+ * device, and whether timelines are required. */
+struct hx_sync_open_opts {
+	const char *node_path;  /* HIPEXTSEM_RENDER_NODE; NULL: pick one */
+	const char *pci_bus_id; /* the HIP device's bus id, NULL if unknown */
+	bool want_timeline;
+	bool allow_eventfd;     /* false forces the multi-wait fallback */
+};
+
+int hx_sync_open(struct hx_sync_dev *dev, const struct hx_sync_open_opts *opts);
+void hx_sync_close(struct hx_sync_dev *dev);
+
+/* Probe one already-open DRM fd (used by hx_sync_open and by tools). */
+int hx_sync_probe_fd(int fd, struct hx_sync_dev *dev, bool allow_eventfd);
+
+int hx_sync_create(const struct hx_sync_dev *dev, bool signaled, uint32_t *handle);
+int hx_sync_import_fd(const struct hx_sync_dev *dev, int syncobj_fd, uint32_t *handle);
+int hx_sync_export_fd(const struct hx_sync_dev *dev, uint32_t handle, int *syncobj_fd);
+int hx_sync_destroy(const struct hx_sync_dev *dev, uint32_t handle);
+
+/* point == 0 means a binary syncobj. */
+int hx_sync_signal(const struct hx_sync_dev *dev, uint32_t handle, uint64_t point);
+int hx_sync_reset(const struct hx_sync_dev *dev, uint32_t handle);
+int hx_sync_query(const struct hx_sync_dev *dev, uint32_t handle, uint64_t *value);
+/* Zero-timeout check; 0 = signaled, -ETIME = not yet (also not submitted). */
+int hx_sync_poll(const struct hx_sync_dev *dev, uint32_t handle, uint64_t point);
+/* Arm `efd` to be incremented once `point` signals (wait-for-submit
+ * semantics: an unsubmitted point is waited for, not an error). */
+int hx_sync_eventfd(const struct hx_sync_dev *dev, uint32_t handle, uint64_t point, int efd);
+/* Blocks until any of the points signals or abs_timeout_ns (CLOCK_MONOTONIC,
+ * INT64_MAX = forever) passes.  WAIT_FOR_SUBMIT semantics. */
+int hx_sync_wait_any(const struct hx_sync_dev *dev, uint32_t *handles, uint64_t *points,
+		     uint32_t count, int64_t abs_timeout_ns, uint32_t *first);
+/* Blocking wait for one point with an absolute deadline. */
+int hx_sync_wait_one(const struct hx_sync_dev *dev, uint32_t handle, uint64_t point,
+		     int64_t abs_timeout_ns);
+
+int64_t hx_now_ns(void);
+/* now + rel, clamped to INT64_MAX (the kernel takes a signed deadline). */
+int64_t hx_deadline_ns(uint64_t rel_ns);
+
+#endif
