@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/* Name -> function table behind hipGetProcAddress (6.x flavour): this
+ * library's own exported entry points. */
+#include <string.h>
+
+#include "cpuhip_internal.h"
+
+#if CPUHIP_ABI == 6
+#define PROC(f) { #f, (void *)&f }
+
+static const struct {
+	const char *name;
+	void *fn;
+} procs[] = {
+	PROC(hipDestroyExternalSemaphore),
+	PROC(hipDeviceGetAttribute),
+	PROC(hipDeviceGetPCIBusId),
+	PROC(hipDeviceGetStreamPriorityRange),
+	PROC(hipDeviceSynchronize),
+	PROC(hipDriverGetVersion),
+	PROC(hipEventCreate),
+	PROC(hipEventCreateWithFlags),
+	PROC(hipEventDestroy),
+	PROC(hipEventElapsedTime),
+	PROC(hipEventQuery),
+	PROC(hipEventRecord),
+	PROC(hipEventSynchronize),
+	PROC(hipFree),
+	PROC(hipGetDevice),
+	PROC(hipGetDeviceCount),
+	PROC(hipGetDeviceProperties),
+	PROC(hipGetDevicePropertiesR0600),
+	PROC(hipGetErrorName),
+	PROC(hipGetErrorString),
+	PROC(hipGetLastError),
+	PROC(hipGetProcAddress),
+	PROC(hipHostFree),
+	PROC(hipHostMalloc),
+	PROC(hipImportExternalSemaphore),
+	PROC(hipInit),
+	PROC(hipLaunchHostFunc),
+	PROC(hipMalloc),
+	PROC(hipMemcpy),
+	PROC(hipMemcpyAsync),
+	PROC(hipMemset),
+	PROC(hipMemsetAsync),
+	PROC(hipPeekAtLastError),
+	PROC(hipRuntimeGetVersion),
+	PROC(hipSetDevice),
+	PROC(hipSignalExternalSemaphoresAsync),
+	PROC(hipStreamAddCallback),
+	PROC(hipStreamCreate),
+	PROC(hipStreamCreateWithFlags),
+	PROC(hipStreamCreateWithPriority),
+	PROC(hipStreamDestroy),
+	PROC(hipStreamGetFlags),
+	PROC(hipStreamGetPriority),
+	PROC(hipStreamQuery),
+	PROC(hipStreamSynchronize),
+	PROC(hipStreamWaitEvent),
+	PROC(hipStreamWaitValue32),
+	PROC(hipStreamWaitValue64),
+	PROC(hipStreamWriteValue32),
+	PROC(hipStreamWriteValue64),
+	PROC(hipWaitExternalSemaphoresAsync),
+};
+
+void *cpuhip_lookup_proc(const char *name)
+{
+	for (size_t i = 0; i < sizeof(procs) / sizeof(procs[0]); i++)
+		if (strcmp(procs[i].name, name) == 0)
+			return procs[i].fn;
+	return NULL;
+}
+#else
+void *cpuhip_lookup_proc(const char *name)
+{
+	(void)name;
+	return NULL;
+}
+#endif

@@ -1,0 +1,1053 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Behaviour tests of the cpuhip reference runtime.  One program, built once
+ * per flavour (-DCPUHIP_ABI=5/6) against that flavour's library; argv[1]
+ * names the case, so every behaviour is its own meson test.  Each case is
+ * written to fail on a runtime that gets the behaviour wrong.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hipextsem/hip_api.h"
+#include "hipextsem/hip_devprop.h"
+#include "cpuhip_test.h"
+
+static int failures;
+
+#define CHECK(cond)                                                                  \
+	do {                                                                         \
+		if (!(cond)) {                                                       \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, \
+				#cond);                                              \
+			failures++;                                                  \
+		}                                                                    \
+	} while (0)
+
+#define CHECK_ERR(call, want)                                                          \
+	do {                                                                           \
+		hipError_t e_ = (call);                                                \
+		if (e_ != (want)) {                                                    \
+			fprintf(stderr, "%s:%d: %s returned %d (%s), expected %d\n", __FILE__, \
+				__LINE__, #call, (int)e_, hipGetErrorName(e_), (int)(want)); \
+			failures++;                                                    \
+		}                                                                      \
+	} while (0)
+
+#define OK(call) CHECK_ERR(call, hipSuccess)
+
+/* clr's answer for a stream handle that names no live stream */
+#define hipErrorContextIsDestroyed ((hipError_t)709)
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+	nanosleep(&ts, NULL);
+}
+
+static pid_t tid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+/* ---- streams ---- */
+
+static void t_async_order(void)
+{
+	hipStream_t s;
+	uint32_t *v;
+	OK(hipStreamCreate(&s));
+	OK(hipHostMalloc((void **)&v, 64, 0));
+	OK(cpuhipTestEnqueueDelay(s, 150000));
+	OK(hipStreamWriteValue32(s, v, 7, 0));
+	CHECK_ERR(hipStreamQuery(s), hipErrorNotReady);
+	CHECK(__atomic_load_n(v, __ATOMIC_ACQUIRE) == 0);
+	OK(hipStreamSynchronize(s));
+	CHECK(*v == 7);
+	OK(hipStreamQuery(s));
+	/* order among several commands */
+	uint32_t src = 0x11223344, dst = 0;
+	OK(cpuhipTestEnqueueDelay(s, 30000));
+	OK(hipMemsetAsync(&dst, 0xff, sizeof(dst), s));
+	OK(hipMemcpyAsync(&dst, &src, sizeof(dst), hipMemcpyHostToHost, s));
+	OK(hipStreamSynchronize(s));
+	CHECK(dst == 0x11223344);
+	OK(hipStreamDestroy(s));
+	OK(hipHostFree(v));
+}
+
+static void t_null_stream_legacy(void)
+{
+	hipStream_t a, nb;
+	uint32_t *v;
+	OK(hipHostMalloc((void **)&v, 64, 0));
+	OK(hipStreamCreate(&a));
+	OK(hipStreamCreateWithFlags(&nb, hipStreamNonBlocking));
+	unsigned int fl = 99;
+	OK(hipStreamGetFlags(nb, &fl));
+	CHECK(fl == hipStreamNonBlocking);
+	OK(hipStreamGetFlags(a, &fl));
+	CHECK(fl == hipStreamDefault);
+
+	/* null-stream work waits for prior work of blocking streams */
+	OK(cpuhipTestEnqueueDelay(a, 150000));
+	OK(hipStreamWriteValue32(a, &v[0], 1, 0));
+	OK(hipMemcpyAsync(&v[1], &v[0], 4, hipMemcpyHostToHost, NULL));
+	OK(hipStreamSynchronize(NULL));
+	CHECK(v[1] == 1);
+
+	/* blocking-stream work waits for prior null-stream work */
+	OK(cpuhipTestEnqueueDelay(NULL, 150000));
+	OK(hipStreamWriteValue32(NULL, &v[2], 2, 0));
+	OK(hipMemcpyAsync(&v[3], &v[2], 4, hipMemcpyHostToHost, a));
+	OK(hipStreamSynchronize(a));
+	CHECK(v[3] == 2);
+
+	/* non-blocking streams do not wait for the null stream */
+	OK(cpuhipTestEnqueueDelay(NULL, 400000));
+	double t0 = now_ms();
+	OK(hipStreamWriteValue32(nb, &v[4], 4, 0));
+	OK(hipStreamSynchronize(nb));
+	CHECK(now_ms() - t0 < 300);
+	CHECK(v[4] == 4);
+	CHECK_ERR(hipStreamQuery(NULL), hipErrorNotReady);
+	/* syncing the null stream does not wait for non-blocking streams */
+	uint32_t *never = &v[5];
+	OK(hipStreamWaitValue32(nb, never, 1, hipStreamWaitValueEq, ~0u));
+	OK(hipStreamSynchronize(NULL));
+	CHECK_ERR(hipStreamQuery(nb), hipErrorNotReady);
+	__atomic_store_n(never, 1, __ATOMIC_RELEASE);
+	OK(hipDeviceSynchronize());
+	OK(hipStreamQuery(nb));
+	OK(hipStreamQuery(NULL));
+	/* hipStreamLegacy names the null stream too */
+	OK(hipStreamQuery(hipStreamLegacy));
+	OK(hipStreamDestroy(a));
+	OK(hipStreamDestroy(nb));
+	OK(hipHostFree(v));
+}
+
+struct pts_arg {
+	pid_t worker;
+	uint32_t value;
+};
+
+static void *pts_thread(void *p)
+{
+	struct pts_arg *a = p;
+	OK(cpuhipTestStreamWorkerTid(hipStreamPerThread, &a->worker));
+	OK(cpuhipTestEnqueueDelay(hipStreamPerThread, 50000));
+	OK(hipStreamWriteValue32(hipStreamPerThread, &a->value, 5, 0));
+	CHECK_ERR(hipStreamQuery(hipStreamPerThread), hipErrorNotReady);
+	OK(hipStreamSynchronize(hipStreamPerThread));
+	CHECK(a->value == 5);
+	return NULL;
+}
+
+static void t_per_thread_stream(void)
+{
+	struct pts_arg a = { 0 }, b = { 0 };
+	pthread_t ta, tb;
+	pthread_create(&ta, NULL, pts_thread, &a);
+	pthread_create(&tb, NULL, pts_thread, &b);
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+	pid_t mine = 0, null_w = 0;
+	OK(cpuhipTestStreamWorkerTid(hipStreamPerThread, &mine));
+	OK(cpuhipTestStreamWorkerTid(NULL, &null_w));
+	CHECK(a.worker != b.worker);
+	CHECK(mine != a.worker && mine != b.worker);
+	CHECK(mine != null_w);
+	/* the per-thread stream is a blocking stream: it orders with null */
+	uint32_t *v;
+	OK(hipHostMalloc((void **)&v, 16, 0));
+	OK(cpuhipTestEnqueueDelay(NULL, 100000));
+	OK(hipStreamWriteValue32(NULL, &v[0], 3, 0));
+	OK(hipMemcpyAsync(&v[1], &v[0], 4, hipMemcpyHostToHost, hipStreamPerThread));
+	OK(hipStreamSynchronize(hipStreamPerThread));
+	CHECK(v[1] == 3);
+	unsigned int fl = 9;
+	OK(hipStreamGetFlags(hipStreamPerThread, &fl));
+	CHECK(fl == 0);
+	OK(hipHostFree(v));
+}
+
+static void t_stream_invalid(void)
+{
+	hipStream_t s;
+	hipStream_t bogus = (hipStream_t)(uintptr_t)0xdeadbeef0;
+	hipEvent_t ev;
+	CHECK_ERR(hipStreamQuery(bogus), hipErrorContextIsDestroyed);
+	CHECK_ERR(hipStreamSynchronize(bogus), hipErrorContextIsDestroyed);
+	CHECK_ERR(hipStreamDestroy(bogus), hipErrorContextIsDestroyed);
+	CHECK_ERR(hipStreamWriteValue32(bogus, &s, 0, 0), hipErrorContextIsDestroyed);
+	CHECK_ERR(hipMemsetAsync(&s, 0, 1, bogus), hipErrorContextIsDestroyed);
+	OK(hipEventCreate(&ev));
+	CHECK_ERR(hipEventRecord(ev, bogus), hipErrorContextIsDestroyed);
+	CHECK_ERR(hipStreamWaitEvent(bogus, ev, 0), hipErrorContextIsDestroyed);
+	OK(hipEventDestroy(ev));
+	CHECK_ERR(hipStreamDestroy(hipStreamPerThread), hipErrorInvalidHandle);
+	CHECK(strcmp(hipGetErrorName(hipErrorContextIsDestroyed), "hipErrorContextIsDestroyed") == 0);
+	CHECK_ERR(hipStreamCreate(NULL), hipErrorInvalidValue);
+	CHECK_ERR(hipStreamCreateWithFlags(&s, 0x10), hipErrorInvalidValue);
+	int before = cpuhipTestLiveStreams();
+	OK(hipStreamCreateWithPriority(&s, 0, -1));
+	CHECK(cpuhipTestLiveStreams() == before + 1);
+	int prio = 5;
+	OK(hipStreamGetPriority(s, &prio));
+	CHECK(prio == -1);
+	OK(hipStreamDestroy(s));
+	CHECK(cpuhipTestLiveStreams() == before);
+	CHECK_ERR(hipStreamDestroy(s), hipErrorContextIsDestroyed);
+	CHECK_ERR(hipStreamQuery(s), hipErrorContextIsDestroyed);
+	CHECK_ERR(hipStreamDestroy(NULL), hipErrorInvalidHandle);
+}
+
+static void t_stream_destroy_pending(void)
+{
+	hipStream_t s;
+	uint32_t *v;
+	OK(hipHostMalloc((void **)&v, 16, 0));
+	OK(hipStreamCreate(&s));
+	OK(cpuhipTestEnqueueDelay(s, 100000));
+	OK(hipStreamWriteValue32(s, v, 9, 0));
+	/* like clr: pending work runs to completion before destroy returns */
+	OK(hipStreamDestroy(s));
+	CHECK(__atomic_load_n(v, __ATOMIC_ACQUIRE) == 9);
+	OK(hipHostFree(v));
+}
+
+/* ---- events ---- */
+
+static void t_event_basic(void)
+{
+	hipStream_t s;
+	hipEvent_t a, b;
+	OK(hipStreamCreate(&s));
+	OK(hipEventCreate(&a));
+	OK(hipEventCreateWithFlags(&b, hipEventDefault));
+	OK(hipEventQuery(a)); /* never recorded */
+	OK(hipEventSynchronize(a));
+	OK(hipEventRecord(a, s));
+	OK(cpuhipTestEnqueueDelay(s, 120000));
+	OK(hipEventRecord(b, s));
+	CHECK_ERR(hipEventQuery(b), hipErrorNotReady);
+	float ms = -1;
+	CHECK_ERR(hipEventElapsedTime(&ms, a, b), hipErrorNotReady);
+	OK(hipEventSynchronize(b));
+	OK(hipEventQuery(b));
+	OK(hipEventElapsedTime(&ms, a, b));
+	CHECK(ms >= 119.0f && ms < 5000.0f);
+	/* events recorded on the null stream */
+	OK(hipEventRecord(a, NULL));
+	OK(hipEventSynchronize(a));
+	OK(hipEventDestroy(a));
+	OK(hipEventDestroy(b));
+	CHECK_ERR(hipEventDestroy(b), hipErrorInvalidHandle);
+	CHECK_ERR(hipEventQuery(b), hipErrorInvalidHandle);
+	CHECK_ERR(hipEventRecord(NULL, s), hipErrorInvalidHandle);
+	OK(hipStreamDestroy(s));
+}
+
+static void t_event_blocking_sync(void)
+{
+	hipStream_t s;
+	hipEvent_t e;
+	OK(hipStreamCreate(&s));
+	OK(hipEventCreateWithFlags(&e, hipEventBlockingSync));
+	OK(cpuhipTestEnqueueDelay(s, 150000));
+	OK(hipEventRecord(e, s));
+	double t0 = now_ms();
+	clock_t c0 = clock();
+	OK(hipEventSynchronize(e));
+	double wall = now_ms() - t0;
+	double cpu = (double)(clock() - c0) * 1000.0 / CLOCKS_PER_SEC;
+	CHECK(wall >= 140);
+	/* sleeps rather than spinning: far less CPU than wall time */
+	CHECK(cpu < wall / 2);
+	OK(hipEventQuery(e));
+	OK(hipEventDestroy(e));
+	OK(hipStreamDestroy(s));
+}
+
+static void t_event_elapsed_errors(void)
+{
+	hipEvent_t a, b, nt;
+	float ms;
+	OK(hipEventCreate(&a));
+	OK(hipEventCreate(&b));
+	OK(hipEventCreateWithFlags(&nt, hipEventDisableTiming));
+	CHECK_ERR(hipEventElapsedTime(NULL, a, b), hipErrorInvalidValue);
+	CHECK_ERR(hipEventElapsedTime(&ms, NULL, b), hipErrorInvalidHandle);
+	CHECK_ERR(hipEventElapsedTime(&ms, a, b), hipErrorInvalidHandle); /* not recorded */
+	OK(hipEventRecord(a, NULL));
+	OK(hipEventRecord(nt, NULL));
+	OK(hipEventSynchronize(nt));
+	CHECK_ERR(hipEventElapsedTime(&ms, a, nt), hipErrorInvalidHandle);
+	CHECK_ERR(hipEventCreateWithFlags(&b, 0x100), hipErrorInvalidValue);
+	OK(hipEventDestroy(a));
+	OK(hipEventDestroy(b));
+	OK(hipEventDestroy(nt));
+}
+
+static void t_stream_wait_event(void)
+{
+	hipStream_t a, b;
+	hipEvent_t e;
+	uint32_t *v;
+	OK(hipHostMalloc((void **)&v, 16, 0));
+	OK(hipStreamCreateWithFlags(&a, hipStreamNonBlocking));
+	OK(hipStreamCreateWithFlags(&b, hipStreamNonBlocking));
+	OK(hipEventCreateWithFlags(&e, hipEventDisableTiming));
+	OK(cpuhipTestEnqueueDelay(a, 150000));
+	OK(hipStreamWriteValue32(a, &v[0], 1, 0));
+	OK(hipEventRecord(e, a));
+	OK(hipStreamWaitEvent(b, e, 0));
+	OK(hipMemcpyAsync(&v[1], &v[0], 4, hipMemcpyHostToHost, b));
+	sleep_ms(30);
+	CHECK_ERR(hipStreamQuery(b), hipErrorNotReady);
+	OK(hipStreamSynchronize(b));
+	CHECK(v[1] == 1);
+	CHECK_ERR(hipStreamWaitEvent(b, e, 1), hipErrorInvalidValue);
+	CHECK_ERR(hipStreamWaitEvent(b, NULL, 0), hipErrorInvalidHandle);
+	OK(hipEventDestroy(e));
+	OK(hipStreamDestroy(a));
+	OK(hipStreamDestroy(b));
+	OK(hipHostFree(v));
+}
+
+/* ---- callbacks ---- */
+
+struct cb_rec {
+	pid_t tid;
+	double start, end;
+	int sleep_ms;
+	atomic_int started;
+	hipStream_t stream_seen;
+	uint32_t *probe; /* value of *probe when the callback ran */
+	uint32_t probe_val;
+};
+
+static void cb_fn(hipStream_t stream, hipError_t status, void *p)
+{
+	struct cb_rec *r = p;
+	r->tid = tid();
+	r->start = now_ms();
+	r->stream_seen = stream;
+	atomic_store(&r->started, 1);
+	if (r->probe)
+		r->probe_val = __atomic_load_n(r->probe, __ATOMIC_ACQUIRE);
+	if (r->sleep_ms)
+		sleep_ms(r->sleep_ms);
+	r->end = now_ms();
+	(void)status;
+}
+
+static void t_callbacks_one_thread(void)
+{
+	hipStream_t a, b;
+	struct cb_rec r[4];
+	memset(r, 0, sizeof(r));
+	OK(hipStreamCreate(&a));
+	OK(hipStreamCreateWithFlags(&b, hipStreamNonBlocking));
+	OK(hipStreamAddCallback(a, cb_fn, &r[0], 0));
+	OK(hipStreamAddCallback(b, cb_fn, &r[1], 0));
+	OK(hipStreamAddCallback(NULL, cb_fn, &r[2], 0));
+	OK(hipStreamAddCallback(hipStreamPerThread, cb_fn, &r[3], 0));
+	OK(hipDeviceSynchronize());
+	OK(hipStreamSynchronize(b));
+	OK(hipStreamSynchronize(hipStreamPerThread));
+	pid_t wa, wb, cbt;
+	OK(cpuhipTestStreamWorkerTid(a, &wa));
+	OK(cpuhipTestStreamWorkerTid(b, &wb));
+	OK(cpuhipTestCallbackThreadTid(&cbt));
+	for (int i = 0; i < 4; i++) {
+		CHECK(r[i].tid != 0);
+		CHECK(r[i].tid == r[0].tid);
+		CHECK(r[i].tid != tid());
+		CHECK(r[i].tid != wa && r[i].tid != wb);
+	}
+	CHECK(r[0].tid == cbt);
+	CHECK(r[0].stream_seen == a);
+	CHECK(r[1].stream_seen == b);
+	CHECK(r[2].stream_seen == NULL);
+	CHECK_ERR(hipStreamAddCallback(a, NULL, NULL, 0), hipErrorInvalidValue);
+	CHECK_ERR(hipStreamAddCallback(a, cb_fn, &r[0], 1), hipErrorInvalidValue);
+	OK(hipStreamDestroy(a));
+	OK(hipStreamDestroy(b));
+}
+
+static void t_callbacks_stall(void)
+{
+	hipStream_t a, b;
+	uint32_t *v;
+	struct cb_rec ra = { .sleep_ms = 250 }, rb = { 0 }, rc = { 0 };
+	OK(hipHostMalloc((void **)&v, 16, 0));
+	OK(hipStreamCreateWithFlags(&a, hipStreamNonBlocking));
+	OK(hipStreamCreateWithFlags(&b, hipStreamNonBlocking));
+	/* the callback stalls its own stream */
+	OK(hipStreamAddCallback(a, cb_fn, &ra, 0));
+	OK(hipStreamWriteValue32(a, &v[0], 1, 0));
+	while (!atomic_load(&ra.started))
+		sleep_ms(1);
+	/* a callback on another stream waits for the single handler thread */
+	rb.probe = &v[0];
+	OK(hipStreamAddCallback(b, cb_fn, &rb, 0));
+	OK(hipStreamWriteValue32(b, &v[1], 1, 0));
+	sleep_ms(50);
+	CHECK(__atomic_load_n(&v[0], __ATOMIC_ACQUIRE) == 0);
+	CHECK_ERR(hipStreamQuery(a), hipErrorNotReady);
+	CHECK_ERR(hipStreamQuery(b), hipErrorNotReady);
+	OK(hipStreamSynchronize(a));
+	OK(hipStreamSynchronize(b));
+	CHECK(v[0] == 1 && v[1] == 1);
+	CHECK(rb.start >= ra.end);
+	CHECK(rb.tid == ra.tid);
+	/* work queued before a callback completes before it runs */
+	rc.probe = &v[2];
+	OK(cpuhipTestEnqueueDelay(a, 50000));
+	OK(hipStreamWriteValue32(a, &v[2], 6, 0));
+	OK(hipStreamAddCallback(a, cb_fn, &rc, 0));
+	OK(hipStreamSynchronize(a));
+	CHECK(rc.probe_val == 6);
+	OK(hipStreamDestroy(a));
+	OK(hipStreamDestroy(b));
+	OK(hipHostFree(v));
+}
+
+#if CPUHIP_ABI == 6
+static void host_fn(void *p)
+{
+	struct cb_rec *r = p;
+	cb_fn(NULL, hipSuccess, r);
+}
+
+static void t_launch_host_func(void)
+{
+	hipStream_t s;
+	struct cb_rec r1 = { .sleep_ms = 100 }, r2 = { 0 };
+	uint32_t *v;
+	OK(hipHostMalloc((void **)&v, 16, 0));
+	OK(hipStreamCreate(&s));
+	OK(hipLaunchHostFunc(s, host_fn, &r1));
+	OK(hipStreamWriteValue32(s, v, 1, 0));
+	OK(hipStreamAddCallback(s, cb_fn, &r2, 0));
+	sleep_ms(30);
+	CHECK(__atomic_load_n(v, __ATOMIC_ACQUIRE) == 0);
+	OK(hipStreamSynchronize(s));
+	CHECK(*v == 1);
+	CHECK(r1.tid == r2.tid && r1.tid != tid());
+	CHECK(r2.start >= r1.end);
+	CHECK_ERR(hipLaunchHostFunc(s, NULL, NULL), hipErrorInvalidValue);
+	OK(hipStreamDestroy(s));
+	OK(hipHostFree(v));
+}
+#endif
+
+/* ---- wait / write value ---- */
+
+struct releaser {
+	void *ptr;
+	uint64_t value;
+	int is64;
+	int delay_ms;
+};
+
+static void *release_thread(void *p)
+{
+	struct releaser *r = p;
+	sleep_ms(r->delay_ms);
+	/* a plain atomic store by a host thread, as the shim's waiter does */
+	if (r->is64)
+		__atomic_store_n((uint64_t *)r->ptr, r->value, __ATOMIC_RELEASE);
+	else
+		__atomic_store_n((uint32_t *)r->ptr, (uint32_t)r->value, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Wait with (flag, value, mask) starting from `init`; `blocked` must keep
+ * the wait pending, `release` must let it pass. */
+static void wait_case(int is64, unsigned int flag, uint64_t value, uint64_t mask, uint64_t init,
+		      uint64_t blocked, uint64_t release)
+{
+	hipStream_t s;
+	uint64_t *mem;
+	uint32_t *done;
+	OK(hipHostMalloc((void **)&mem, 64, 0));
+	done = (uint32_t *)(mem + 4);
+	OK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
+	if (is64) {
+		mem[0] = init;
+		OK(hipStreamWaitValue64(s, mem, value, flag, mask));
+	} else {
+		*(uint32_t *)mem = (uint32_t)init;
+		OK(hipStreamWaitValue32(s, mem, (uint32_t)value, flag, (uint32_t)mask));
+	}
+	OK(hipStreamWriteValue32(s, done, 1, 0));
+	sleep_ms(20);
+	CHECK_ERR(hipStreamQuery(s), hipErrorNotReady);
+	if (is64)
+		__atomic_store_n(mem, blocked, __ATOMIC_RELEASE);
+	else
+		__atomic_store_n((uint32_t *)mem, (uint32_t)blocked, __ATOMIC_RELEASE);
+	sleep_ms(20);
+	CHECK(__atomic_load_n(done, __ATOMIC_ACQUIRE) == 0);
+	struct releaser r = { mem, release, is64, 10 };
+	pthread_t t;
+	pthread_create(&t, NULL, release_thread, &r);
+	double t0 = now_ms();
+	OK(hipStreamSynchronize(s));
+	pthread_join(t, NULL);
+	CHECK(*done == 1);
+	CHECK(now_ms() - t0 < 2000);
+	if (failures)
+		fprintf(stderr, "  (case is64=%d flag=%u value=%llx mask=%llx)\n", is64, flag,
+			(unsigned long long)value, (unsigned long long)mask);
+	OK(hipStreamDestroy(s));
+	OK(hipHostFree(mem));
+}
+
+static void t_wait_value_gte(void)
+{
+	wait_case(0, hipStreamWaitValueGte, 5, 0xffffffff, 0, 4, 5);
+	wait_case(0, hipStreamWaitValueGte, 5, 0x0f, 0, 0xf4, 0x07);
+	wait_case(1, hipStreamWaitValueGte, 1ull << 40, ~0ull, 0, (1ull << 40) - 1, 1ull << 41);
+}
+
+static void t_wait_value_eq(void)
+{
+	wait_case(0, hipStreamWaitValueEq, 3, 0xffffffff, 0, 4, 3);
+	wait_case(0, hipStreamWaitValueEq, 3, 0x0f, 0, 0x04, 0xa3);
+	wait_case(1, hipStreamWaitValueEq, 0x100000003ull, ~0ull, 0, 3, 0x100000003ull);
+}
+
+static void t_wait_value_and(void)
+{
+	wait_case(0, hipStreamWaitValueAnd, 0x6, 0xffffffff, 0, 0x9, 0x4);
+	wait_case(0, hipStreamWaitValueAnd, 0x6, 0x2, 0, 0x4, 0x2);
+	wait_case(1, hipStreamWaitValueAnd, 1ull << 50, ~0ull, 0, 1, 1ull << 50);
+}
+
+static void t_wait_value_nor(void)
+{
+	/* passes when some bit is clear in both (*ptr & mask) and (value & mask) */
+	wait_case(0, hipStreamWaitValueNor, 0x0000ffff, 0xffffffff, 0xffff0000, 0xffff0000,
+		  0x7fff0000);
+	/* The header's formula complements the whole word, so a partial mask
+	 * leaves bits that are always clear: the wait passes at once even
+	 * though (*ptr | value) covers every masked bit. */
+	hipStream_t s;
+	uint32_t *w;
+	OK(hipHostMalloc((void **)&w, 16, 0));
+	w[0] = 0x0f;
+	OK(hipStreamCreate(&s));
+	OK(hipStreamWaitValue32(s, w, 0xf0, hipStreamWaitValueNor, 0xff));
+	OK(hipStreamSynchronize(s));
+	OK(hipStreamDestroy(s));
+	OK(hipHostFree(w));
+	wait_case(1, hipStreamWaitValueNor, 0xffffffff00000000ull, ~0ull, 0xffffffffull,
+		  0xffffffffull, 0x7fffffffull);
+}
+
+static void t_wait_value_by_write_value(void)
+{
+	hipStream_t a, b;
+	uint64_t *mem;
+	OK(hipHostMalloc((void **)&mem, 64, 0));
+	OK(hipStreamCreateWithFlags(&a, hipStreamNonBlocking));
+	OK(hipStreamCreateWithFlags(&b, hipStreamNonBlocking));
+	OK(hipStreamWaitValue64(a, &mem[0], 10, hipStreamWaitValueGte, ~0ull));
+	OK(hipStreamWriteValue64(a, &mem[1], 0x123456789ull, 0));
+	sleep_ms(30);
+	CHECK_ERR(hipStreamQuery(a), hipErrorNotReady);
+	OK(cpuhipTestEnqueueDelay(b, 50000));
+	OK(hipStreamWriteValue64(b, &mem[0], 12, 0));
+	OK(hipStreamSynchronize(a));
+	CHECK(mem[1] == 0x123456789ull);
+	/* 32-bit too */
+	uint32_t *w = (uint32_t *)&mem[2];
+	OK(hipStreamWaitValue32(a, w, 1, hipStreamWaitValueEq, 0xffffffff));
+	OK(hipStreamWriteValue32(a, w + 1, 2, 0));
+	OK(hipStreamWriteValue32(b, w, 1, 0));
+	OK(hipStreamSynchronize(a));
+	CHECK(w[1] == 2);
+	CHECK_ERR(hipStreamWaitValue32(a, NULL, 1, 0, 1), hipErrorInvalidValue);
+	CHECK_ERR(hipStreamWaitValue32(a, w, 1, 4, 1), hipErrorInvalidValue);
+	CHECK_ERR(hipStreamWriteValue32(a, NULL, 1, 0), hipErrorInvalidValue);
+	OK(hipStreamDestroy(a));
+	OK(hipStreamDestroy(b));
+	OK(hipHostFree(mem));
+}
+
+static void t_write_value(void)
+{
+	uint64_t *mem;
+	OK(hipHostMalloc((void **)&mem, 64, 0));
+	mem[0] = ~0ull;
+	mem[1] = ~0ull;
+	OK(hipStreamWriteValue32(NULL, &mem[0], 0x01020304, 0));
+	OK(hipStreamWriteValue64(NULL, &mem[1], 0x0102030405060708ull, 0));
+	OK(hipStreamSynchronize(NULL));
+	CHECK(mem[0] == 0xffffffff01020304ull); /* only 32 bits written */
+	CHECK(mem[1] == 0x0102030405060708ull);
+	OK(hipHostFree(mem));
+}
+
+/* GPU_MAX_HW_QUEUES=1: every stream shares one queue; a pending wait holds
+ * back the other stream (ROCm's head-of-line hazard).  Run with and without
+ * the variable; argv[2] says which outcome to expect. */
+static void t_hw_queues(int shared)
+{
+	hipStream_t a, b;
+	uint32_t *v;
+	OK(hipHostMalloc((void **)&v, 16, 0));
+	OK(hipStreamCreateWithFlags(&a, hipStreamNonBlocking));
+	OK(hipStreamCreateWithFlags(&b, hipStreamNonBlocking));
+	OK(hipStreamWaitValue32(a, &v[0], 1, hipStreamWaitValueEq, 0xffffffff));
+	OK(hipStreamWriteValue32(b, &v[1], 1, 0));
+	sleep_ms(100);
+	if (shared) {
+		CHECK_ERR(hipStreamQuery(b), hipErrorNotReady);
+		CHECK(__atomic_load_n(&v[1], __ATOMIC_ACQUIRE) == 0);
+	} else {
+		OK(hipStreamQuery(b));
+		CHECK(__atomic_load_n(&v[1], __ATOMIC_ACQUIRE) == 1);
+	}
+	__atomic_store_n(&v[0], 1, __ATOMIC_RELEASE);
+	OK(hipStreamSynchronize(a));
+	OK(hipStreamSynchronize(b));
+	CHECK(v[1] == 1);
+	OK(hipStreamDestroy(a));
+	OK(hipStreamDestroy(b));
+	OK(hipHostFree(v));
+}
+
+/* ---- memory ---- */
+
+static void t_memcpy_ordering(void)
+{
+	hipStream_t s;
+	uint32_t *v;
+	OK(hipHostMalloc((void **)&v, 64, 0));
+	OK(hipStreamCreate(&s));
+	/* hipMemcpy is ordered after blocking streams' prior work */
+	OK(cpuhipTestEnqueueDelay(s, 100000));
+	OK(hipStreamWriteValue32(s, &v[0], 42, 0));
+	uint32_t out = 0;
+	OK(hipMemcpy(&out, &v[0], 4, hipMemcpyDeviceToHost));
+	CHECK(out == 42);
+	/* hipMemset likewise, and returns only once done */
+	OK(cpuhipTestEnqueueDelay(s, 50000));
+	OK(hipStreamWriteValue32(s, &v[1], 1, 0));
+	OK(hipMemset(&v[1], 0, 4));
+	CHECK(v[1] == 0);
+	/* async copy + memset chain on one stream */
+	uint8_t buf[32], dst[32];
+	memset(buf, 0xab, sizeof(buf));
+	OK(hipMemsetAsync(dst, 0, sizeof(dst), s));
+	OK(hipMemcpyAsync(dst, buf, 16, hipMemcpyHostToHost, s));
+	OK(hipMemsetAsync(dst + 8, 0xcd, 4, s));
+	OK(hipStreamSynchronize(s));
+	CHECK(dst[0] == 0xab && dst[7] == 0xab && dst[8] == 0xcd && dst[11] == 0xcd &&
+	      dst[12] == 0xab && dst[16] == 0);
+	CHECK_ERR(hipMemcpy(NULL, buf, 4, hipMemcpyHostToHost), hipErrorInvalidValue);
+	CHECK_ERR(hipMemcpy(dst, buf, 4, (hipMemcpyKind)7), hipErrorInvalidMemcpyDirection);
+	OK(hipMemcpy(NULL, NULL, 0, hipMemcpyHostToHost));
+	OK(hipStreamDestroy(s));
+	OK(hipHostFree(v));
+}
+
+static void t_host_malloc(void)
+{
+	void *p = (void *)1, *d = NULL;
+	CHECK_ERR(hipHostMalloc(NULL, 16, 0), hipErrorInvalidValue);
+	OK(hipHostMalloc(&p, 0, 0));
+	CHECK(p == NULL);
+	CHECK_ERR(hipHostMalloc(&p, 16, hipHostMallocCoherent | hipHostMallocNonCoherent),
+		  hipErrorInvalidValue);
+	OK(hipHostMalloc(&p, 100, hipHostMallocMapped));
+	CHECK(p != NULL);
+	memset(p, 1, 100);
+	OK(hipMalloc(&d, 100));
+	CHECK(d != NULL);
+	uint8_t local;
+	CHECK_ERR(hipHostFree(&local), hipErrorInvalidValue);
+	CHECK_ERR(hipFree((char *)d + 1), hipErrorInvalidValue);
+	OK(hipHostFree(p));
+	CHECK_ERR(hipHostFree(p), hipErrorInvalidValue);
+	OK(hipFree(d));
+	CHECK_ERR(hipFree(d), hipErrorInvalidValue);
+	OK(hipFree(NULL));
+	OK(hipHostFree(NULL));
+}
+
+/* ---- runtime, device, errors ---- */
+
+static void *peek_thread(void *p)
+{
+	(void)p;
+	return (void *)(uintptr_t)hipPeekAtLastError();
+}
+
+static void t_last_error(void)
+{
+	(void)hipGetLastError();
+	CHECK_ERR(hipSetDevice(7), hipErrorInvalidDevice);
+	CHECK_ERR(hipPeekAtLastError(), hipErrorInvalidDevice);
+	CHECK_ERR(hipPeekAtLastError(), hipErrorInvalidDevice);
+	CHECK_ERR(hipGetLastError(), hipErrorInvalidDevice);
+	OK(hipGetLastError());
+	OK(hipPeekAtLastError());
+	/* thread-local */
+	CHECK_ERR(hipEventQuery((hipEvent_t)(uintptr_t)0x1230), hipErrorInvalidHandle);
+	pthread_t t;
+	void *rv = (void *)1;
+	pthread_create(&t, NULL, peek_thread, NULL);
+	pthread_join(t, &rv);
+	hipError_t other = (hipError_t)(uintptr_t)rv;
+	CHECK(other == hipSuccess);
+	CHECK_ERR(hipGetLastError(), hipErrorInvalidHandle);
+}
+
+static void t_error_names(void)
+{
+	static const struct {
+		hipError_t e;
+		const char *name;
+	} names[] = {
+		{ hipSuccess, "hipSuccess" },
+		{ hipErrorInvalidValue, "hipErrorInvalidValue" },
+		{ hipErrorOutOfMemory, "hipErrorOutOfMemory" },
+		{ hipErrorNotInitialized, "hipErrorNotInitialized" },
+		{ hipErrorInvalidMemcpyDirection, "hipErrorInvalidMemcpyDirection" },
+		{ hipErrorNoDevice, "hipErrorNoDevice" },
+		{ hipErrorInvalidDevice, "hipErrorInvalidDevice" },
+		{ hipErrorInvalidContext, "hipErrorInvalidContext" },
+		{ hipErrorOperatingSystem, "hipErrorOperatingSystem" },
+		{ hipErrorInvalidHandle, "hipErrorInvalidHandle" },
+		{ hipErrorIllegalState, "hipErrorIllegalState" },
+		{ hipErrorNotFound, "hipErrorNotFound" },
+		{ hipErrorNotReady, "hipErrorNotReady" },
+		{ hipErrorLaunchFailure, "hipErrorLaunchFailure" },
+		{ hipErrorNotSupported, "hipErrorNotSupported" },
+		{ hipErrorStreamCaptureUnsupported, "hipErrorStreamCaptureUnsupported" },
+		{ hipErrorStreamCaptureInvalidated, "hipErrorStreamCaptureInvalidated" },
+		{ hipErrorStreamCaptureImplicit, "hipErrorStreamCaptureImplicit" },
+		{ hipErrorCapturedEvent, "hipErrorCapturedEvent" },
+		{ hipErrorUnknown, "hipErrorUnknown" },
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		const char *n = hipGetErrorName(names[i].e);
+		const char *s = hipGetErrorString(names[i].e);
+		CHECK(n && strcmp(n, names[i].name) == 0);
+		CHECK(s && *s);
+	}
+	CHECK(strcmp(hipGetErrorName((hipError_t)12345), "hipErrorUnknown") == 0);
+	CHECK(strcmp(hipGetErrorString(hipErrorNotReady), "device not ready") == 0);
+}
+
+static void t_versions(void)
+{
+	int rv = 0, dv = 0;
+	OK(hipInit(0));
+	CHECK_ERR(hipInit(1), hipErrorInvalidValue);
+	OK(hipRuntimeGetVersion(&rv));
+	OK(hipDriverGetVersion(&dv));
+	CHECK_ERR(hipRuntimeGetVersion(NULL), hipErrorInvalidValue);
+	CHECK(cpuhipTestAbi() == CPUHIP_ABI);
+#if CPUHIP_ABI == 5
+	CHECK(rv == 50221153);
+#else
+	CHECK(rv / 10000000 == 6 && (rv / 100000) % 100 == 3);
+#endif
+	CHECK(dv > 0);
+}
+
+static void t_device(void)
+{
+	int n = 0, d = -1, v = -1;
+	char bus[64];
+	OK(hipGetDeviceCount(&n));
+	CHECK(n == 1);
+	OK(hipGetDevice(&d));
+	CHECK(d == 0);
+	OK(hipSetDevice(0));
+	CHECK_ERR(hipSetDevice(1), hipErrorInvalidDevice);
+	CHECK_ERR(hipSetDevice(-1), hipErrorInvalidDevice);
+	CHECK_ERR(hipGetDevice(NULL), hipErrorInvalidValue);
+	OK(hipDeviceGetAttribute(&v, hipDeviceAttributeCanUseStreamWaitValue, 0));
+	const char *nowv = getenv("CPUHIP_NO_STREAM_WAIT_VALUE");
+	CHECK(v == ((nowv && strcmp(nowv, "1") == 0) ? 0 : 1));
+	CHECK_ERR(hipDeviceGetAttribute(&v, hipDeviceAttributeCanUseStreamWaitValue, 1),
+		  hipErrorInvalidDevice);
+	CHECK_ERR(hipDeviceGetAttribute(NULL, HX_DEVATTR_PCI_BUS_ID, 0), hipErrorInvalidValue);
+	int dom = -1, busn = -1, devn = -1;
+	OK(hipDeviceGetAttribute(&busn, HX_DEVATTR_PCI_BUS_ID, 0));
+	OK(hipDeviceGetAttribute(&devn, HX_DEVATTR_PCI_DEVICE_ID, 0));
+	OK(hipDeviceGetAttribute(&dom, HX_DEVATTR_PCI_DOMAIN_ID, 0));
+	OK(hipDeviceGetPCIBusId(bus, sizeof(bus), 0));
+	CHECK_ERR(hipDeviceGetPCIBusId(bus, sizeof(bus), 3), hipErrorInvalidDevice);
+	CHECK_ERR(hipDeviceGetPCIBusId(NULL, 10, 0), hipErrorInvalidValue);
+	char expect[64];
+	snprintf(expect, sizeof(expect), "%04x:%02x:%02x.0", dom, busn, devn);
+	CHECK(strcmp(bus, expect) == 0);
+	const char *want = getenv("CPUHIP_PCI_BUS_ID");
+	if (want)
+		CHECK(strcmp(bus, want) == 0);
+	else
+		CHECK(strcmp(bus, "0000:03:00.0") == 0);
+
+	struct hx_device_prop_v5 p5;
+	memset(&p5, 0xee, sizeof(p5));
+	OK(hipGetDeviceProperties(&p5, 0));
+	CHECK(strlen(p5.name) > 0 && strlen(p5.name) < 256);
+	CHECK(p5.pciBusID == busn && p5.pciDomainID == dom && p5.pciDeviceID == devn);
+	CHECK(strncmp(p5.gcnArchName, "gfx", 3) == 0);
+	CHECK_ERR(hipGetDeviceProperties(&p5, 1), hipErrorInvalidDevice);
+	CHECK_ERR(hipGetDeviceProperties(NULL, 0), hipErrorInvalidValue);
+#if CPUHIP_ABI == 6
+	struct hx_device_prop_r0600 p6;
+	memset(&p6, 0xee, sizeof(p6));
+	OK(hipGetDevicePropertiesR0600(&p6, 0));
+	CHECK(strcmp(p6.name, p5.name) == 0);
+	CHECK(p6.pciBusID == busn && p6.pciDomainID == dom && p6.pciDeviceID == devn);
+	CHECK(p6.timelineSemaphoreInteropSupported == 0);
+	CHECK(strncmp(p6.gcnArchName, "gfx", 3) == 0);
+	CHECK(p6.asicRevision == 0); /* zeroed tail: the whole 1472 bytes were written */
+#endif
+}
+
+/* ---- external semaphores: the stock answers ---- */
+
+#if CPUHIP_ABI == 5
+typedef struct hx_sem_desc_v5 desc_t;
+typedef struct hx_sem_signal_params_v5 sig_t;
+typedef struct hx_sem_wait_params_v5 wait_t;
+#define FLAGS_OFF 64
+#else
+typedef struct hx_sem_desc_v6 desc_t;
+typedef struct hx_sem_signal_params_v6 sig_t;
+typedef struct hx_sem_wait_params_v6 wait_t;
+#define FLAGS_OFF 72
+#endif
+
+static void t_ext_sem_stock(void)
+{
+	hipExternalSemaphore_t sem = NULL;
+	desc_t d;
+	memset(&d, 0, sizeof(d));
+	d.type = HX_SEM_HANDLE_OPAQUE_FD;
+	d.handle.fd = 5;
+	const hipExternalSemaphoreHandleDesc *hd = (const hipExternalSemaphoreHandleDesc *)&d;
+	CHECK_ERR(hipImportExternalSemaphore(NULL, hd), hipErrorInvalidValue);
+	CHECK_ERR(hipImportExternalSemaphore(&sem, NULL), hipErrorInvalidValue);
+	CHECK_ERR(hipImportExternalSemaphore(&sem, hd), hipErrorNotSupported);
+	d.type = 0;
+	CHECK_ERR(hipImportExternalSemaphore(&sem, hd), hipErrorInvalidValue);
+	d.type = 77;
+	CHECK_ERR(hipImportExternalSemaphore(&sem, hd), hipErrorInvalidValue);
+
+	/* two-element arrays: stride and flags offset come from the flavour */
+	unsigned char sp[2 * sizeof(sig_t)], wp[2 * sizeof(wait_t)];
+	memset(sp, 0, sizeof(sp));
+	memset(wp, 0, sizeof(wp));
+	hipExternalSemaphore_t arr[2] = { (void *)0x1000, (void *)0x2000 };
+	hipExternalSemaphore_t arrnull[2] = { (void *)0x1000, NULL };
+	const hipExternalSemaphoreSignalParams *spp = (const void *)sp;
+	const hipExternalSemaphoreWaitParams *wpp = (const void *)wp;
+	hipStream_t s;
+	OK(hipStreamCreate(&s));
+	OK(hipSignalExternalSemaphoresAsync(arr, spp, 2, s));
+	OK(hipWaitExternalSemaphoresAsync(arr, wpp, 2, s));
+	OK(hipSignalExternalSemaphoresAsync(arr, spp, 0, NULL));
+	OK(hipWaitExternalSemaphoresAsync(arr, wpp, 0, NULL));
+	CHECK_ERR(hipSignalExternalSemaphoresAsync(NULL, spp, 1, s), hipErrorInvalidValue);
+	CHECK_ERR(hipSignalExternalSemaphoresAsync(arr, NULL, 1, s), hipErrorInvalidValue);
+	CHECK_ERR(hipWaitExternalSemaphoresAsync(NULL, wpp, 1, s), hipErrorInvalidValue);
+	CHECK_ERR(hipWaitExternalSemaphoresAsync(arr, NULL, 1, s), hipErrorInvalidValue);
+	CHECK_ERR(hipSignalExternalSemaphoresAsync(arrnull, spp, 2, s), hipErrorInvalidValue);
+	CHECK_ERR(hipWaitExternalSemaphoresAsync(arrnull, wpp, 2, s), hipErrorInvalidValue);
+	hipStream_t bogus = (hipStream_t)(uintptr_t)0x7777000;
+	CHECK_ERR(hipSignalExternalSemaphoresAsync(arr, spp, 1, bogus), hipErrorInvalidValue);
+	CHECK_ERR(hipWaitExternalSemaphoresAsync(arr, wpp, 1, bogus), hipErrorInvalidValue);
+	/* flags of the SECOND element, at stride * 1 + FLAGS_OFF */
+	uint32_t one = 1;
+	memcpy(sp + sizeof(sig_t) + FLAGS_OFF, &one, 4);
+	memcpy(wp + sizeof(wait_t) + FLAGS_OFF, &one, 4);
+	CHECK_ERR(hipSignalExternalSemaphoresAsync(arr, spp, 1, s), hipSuccess);
+	CHECK_ERR(hipSignalExternalSemaphoresAsync(arr, spp, 2, s), hipErrorInvalidValue);
+	CHECK_ERR(hipWaitExternalSemaphoresAsync(arr, wpp, 2, s), hipErrorInvalidValue);
+	/* a value at the OTHER flavour's flags offset must be ignored */
+	memset(sp, 0, sizeof(sp));
+	memset(wp, 0, sizeof(wp));
+	int other_off = FLAGS_OFF == 64 ? 72 : 64;
+	memcpy(sp + other_off, &one, 4);
+	memcpy(wp + other_off, &one, 4);
+	OK(hipSignalExternalSemaphoresAsync(arr, spp, 1, s));
+	OK(hipWaitExternalSemaphoresAsync(arr, wpp, 1, s));
+	CHECK_ERR(hipDestroyExternalSemaphore(NULL), hipErrorInvalidValue);
+	OK(hipDestroyExternalSemaphore((void *)0x1000));
+	OK(hipStreamDestroy(s));
+}
+
+#if CPUHIP_ABI == 6
+static void t_proc_address(void)
+{
+	void *p = NULL;
+	hipDriverProcAddressQueryResult st = HIP_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
+	OK(hipGetProcAddress("hipStreamCreate", &p, 603, 0, &st));
+	CHECK(p == (void *)&hipStreamCreate && st == HIP_GET_PROC_ADDRESS_SUCCESS);
+	OK(hipGetProcAddress("hipStreamWaitValue64", &p, 603, HIP_GET_PROC_ADDRESS_LEGACY_STREAM,
+			     NULL));
+	CHECK(p == (void *)&hipStreamWaitValue64);
+	OK(hipGetProcAddress("hipLaunchHostFunc", &p, 603,
+			     HIP_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &st));
+	CHECK(p == (void *)&hipLaunchHostFunc);
+	OK(hipGetProcAddress("hipGetDeviceProperties", &p, 600, 0, &st));
+	CHECK(p == (void *)&hipGetDevicePropertiesR0600);
+	OK(hipGetProcAddress("hipGetDeviceProperties", &p, 500, 0, &st));
+	CHECK(p == (void *)&hipGetDeviceProperties);
+	OK(hipGetProcAddress("hipSignalExternalSemaphoresAsync", &p, 603, 0, &st));
+	CHECK(p == (void *)&hipSignalExternalSemaphoresAsync);
+	OK(hipGetProcAddress("hipGetProcAddress", &p, 603, 0, &st));
+	CHECK(p == (void *)&hipGetProcAddress);
+	p = (void *)1;
+	CHECK_ERR(hipGetProcAddress("hipNoSuchFunction", &p, 603, 0, &st), hipErrorInvalidValue);
+	CHECK(p == NULL && st == HIP_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+	CHECK_ERR(hipGetProcAddress("cpuhipTestEnqueueDelay", &p, 603, 0, &st),
+		  hipErrorInvalidValue);
+	CHECK_ERR(hipGetProcAddress(NULL, &p, 603, 0, &st), hipErrorInvalidValue);
+	CHECK_ERR(hipGetProcAddress("", &p, 603, 0, &st), hipErrorInvalidValue);
+	CHECK_ERR(hipGetProcAddress("hipInit", NULL, 603, 0, &st), hipErrorInvalidValue);
+	CHECK_ERR(hipGetProcAddress("hipInit", &p, 603, 3, &st), hipErrorInvalidValue);
+}
+#endif
+
+/* Many threads hammering streams, events and callbacks (for TSan). */
+static void cb_count(hipStream_t s, hipError_t e, void *p)
+{
+	(void)s;
+	(void)e;
+	atomic_fetch_add((atomic_int *)p, 1);
+}
+
+static atomic_int stress_cbs;
+
+static void *stress_thread(void *p)
+{
+	(void)p;
+	for (int i = 0; i < 20; i++) {
+		hipStream_t s;
+		hipEvent_t e;
+		uint32_t x = 0;
+		OK(hipStreamCreate(&s));
+		OK(hipEventCreate(&e));
+		OK(hipStreamWriteValue32(s, &x, 1, 0));
+		OK(hipEventRecord(e, s));
+		OK(hipStreamWaitEvent(NULL, e, 0));
+		OK(hipStreamAddCallback(s, cb_count, &stress_cbs, 0));
+		OK(hipStreamWaitValue32(hipStreamPerThread, &x, 1, hipStreamWaitValueEq, ~0u));
+		OK(hipStreamSynchronize(hipStreamPerThread));
+		OK(hipEventSynchronize(e));
+		OK(hipEventDestroy(e));
+		OK(hipStreamDestroy(s));
+	}
+	return NULL;
+}
+
+static void t_threads_stress(void)
+{
+	pthread_t t[4];
+	for (int i = 0; i < 4; i++)
+		pthread_create(&t[i], NULL, stress_thread, NULL);
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	OK(hipDeviceSynchronize());
+	CHECK(atomic_load(&stress_cbs) == 80);
+}
+
+/* Exit with work still pending: must not hang or crash. */
+static void t_exit_pending(void)
+{
+	hipStream_t s;
+	static uint32_t never;
+	OK(hipStreamCreate(&s));
+	OK(hipStreamWaitValue32(s, &never, 1, hipStreamWaitValueEq, ~0u));
+	OK(cpuhipTestEnqueueDelay(NULL, 10000000));
+}
+
+static const struct {
+	const char *name;
+	void (*fn)(void);
+} cases[] = {
+	{ "async_order", t_async_order },
+	{ "null_stream_legacy", t_null_stream_legacy },
+	{ "per_thread_stream", t_per_thread_stream },
+	{ "stream_invalid", t_stream_invalid },
+	{ "stream_destroy_pending", t_stream_destroy_pending },
+	{ "event_basic", t_event_basic },
+	{ "event_blocking_sync", t_event_blocking_sync },
+	{ "event_elapsed_errors", t_event_elapsed_errors },
+	{ "stream_wait_event", t_stream_wait_event },
+	{ "callbacks_one_thread", t_callbacks_one_thread },
+	{ "callbacks_stall", t_callbacks_stall },
+#if CPUHIP_ABI == 6
+	{ "launch_host_func", t_launch_host_func },
+	{ "proc_address", t_proc_address },
+#endif
+	{ "wait_value_gte", t_wait_value_gte },
+	{ "wait_value_eq", t_wait_value_eq },
+	{ "wait_value_and", t_wait_value_and },
+	{ "wait_value_nor", t_wait_value_nor },
+	{ "wait_value_by_write_value", t_wait_value_by_write_value },
+	{ "write_value", t_write_value },
+	{ "memcpy_ordering", t_memcpy_ordering },
+	{ "host_malloc", t_host_malloc },
+	{ "last_error", t_last_error },
+	{ "error_names", t_error_names },
+	{ "versions", t_versions },
+	{ "device", t_device },
+	{ "ext_sem_stock", t_ext_sem_stock },
+	{ "threads_stress", t_threads_stress },
+	{ "exit_pending", t_exit_pending },
+};
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+			printf("%s\n", cases[i].name);
+		return 0;
+	}
+	if (strcmp(argv[1], "hw_queues") == 0) {
+		t_hw_queues(argc > 2 && strcmp(argv[2], "shared") == 0);
+	} else {
+		size_t i;
+		for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+			if (strcmp(cases[i].name, argv[1]) == 0)
+				break;
+		if (i == sizeof(cases) / sizeof(cases[0])) {
+			fprintf(stderr, "unknown case %s\n", argv[1]);
+			return 2;
+		}
+		cases[i].fn();
+	}
+	if (failures) {
+		fprintf(stderr, "%s (abi%d): %d failure(s)\n", argv[1], CPUHIP_ABI, failures);
+		return 1;
+	}
+	printf("%s (abi%d): ok\n", argv[1], CPUHIP_ABI);
+	return 0;
+}

@@ -1,0 +1,611 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The semantics of the four semaphore calls (DESIGN.md section 2), one case
+ * per argv[1].  Run inside the test VM (real kernel sync objects) on a
+ * cpuhip flavour, with the shim preloaded (HX_TEST_EXPECT=shim) or without
+ * it (HX_TEST_EXPECT=stock: the stock Linux answers).
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include "hxtest.h"
+
+struct hx_stats {
+	unsigned live_sems, pending_waits, pending_signals, slots_allocated;
+};
+
+static int drm;
+static bool shim;
+
+/* Imports a fresh syncobj; in stock mode checks the stock answer and
+ * returns NULL (the caller's case ends there). */
+static hipExternalSemaphore_t make_sem(uint32_t *h, bool timeline, bool signaled)
+{
+	hipExternalSemaphore_t s = NULL;
+	int fd;
+	hipError_t err;
+
+	*h = so_create(drm, signaled);
+	fd = so_export(drm, *h);
+	err = import_fd(&s, fd, timeline);
+	if (!shim) {
+		/* Stock Linux: OpaqueFd gets past validation and the backend
+		 * says no; the 6.x timeline type is out of the stock range. */
+		EXPECT_ERR(err, timeline ? hipErrorInvalidValue : hipErrorNotSupported);
+		close(fd);
+		return NULL;
+	}
+	CHECK(err == hipSuccess, "import returned %d", (int)err);
+	CHECK(s != NULL, "import gave a NULL handle");
+	return s;
+}
+
+struct waiter_arg {
+	uint32_t h;
+	uint64_t point;
+	int ret;
+	int64_t done_ns;
+};
+
+static void *external_waiter(void *p)
+{
+	struct waiter_arg *a = p;
+	a->ret = so_wait(drm, a->h, a->point, 20000);
+	a->done_ns = now_ns();
+	return NULL;
+}
+
+/* signal cells: the other side is already waiting (wfs) or not (pre). */
+static void signal_case(bool timeline, bool wfs)
+{
+	uint32_t h;
+	hipExternalSemaphore_t s = make_sem(&h, timeline, false);
+	struct waiter_arg a = { .h = h, .point = timeline ? 3 : 0 };
+	pthread_t th;
+	hipStream_t st;
+	int64_t t0;
+
+	if (!s)
+		return;
+	HIPCHECK(hipStreamCreate(&st));
+	if (wfs)
+		pthread_create(&th, NULL, external_waiter, &a);
+	t0 = now_ns();
+	stream_delay(st, 200 * 1000);
+	HIPCHECK(signal1(s, timeline ? 3 : 1, st));
+	/* Prior work is still running: the point must not be signaled yet. */
+	sleep_ms(60);
+	CHECK(so_wait(drm, h, a.point, 0) == -ETIME, "signaled before prior stream work finished");
+	HIPCHECK(hipStreamSynchronize(st));
+	if (wfs) {
+		pthread_join(th, NULL);
+		CHECK(a.ret == 0, "external waiter failed: %s", strerror(-a.ret));
+		CHECK(a.done_ns - t0 >= 190 * 1000000LL, "external waiter woke after %" PRId64 " ns",
+		      a.done_ns - t0);
+	}
+	/* The callback may run just after the stream looks idle. */
+	CHECK(so_wait(drm, h, a.point, 5000) == 0, "not signaled after the stream drained");
+	if (timeline)
+		CHECK(so_query(drm, h) == 3, "timeline value %" PRIu64, so_query(drm, h));
+	HIPCHECK(hipDestroyExternalSemaphore(s));
+	HIPCHECK(hipStreamDestroy(st));
+}
+
+/* wait cells: the producer signals after the wait is queued (wfs) or
+ * before (pre). */
+static void wait_case(bool timeline, bool wfs)
+{
+	uint32_t h;
+	hipExternalSemaphore_t s = make_sem(&h, timeline, false);
+	uint64_t *mark;
+	hipStream_t st;
+
+	if (!s)
+		return;
+	mark = pinned(sizeof(*mark));
+	HIPCHECK(hipStreamCreate(&st));
+	if (!wfs)
+		so_signal(drm, h, timeline ? 7 : 0);
+	HIPCHECK(wait1(s, 5, st));
+	stream_mark(st, mark, 1);
+	if (wfs) {
+		sleep_ms(150);
+		CHECK(load64(mark) == 0, "stream ran past a wait whose semaphore is unsignaled");
+		if (timeline) {
+			so_signal(drm, h, 3); /* below the awaited value */
+			sleep_ms(150);
+			CHECK(load64(mark) == 0, "stream ran past a wait for 5 at timeline value 3");
+			so_signal(drm, h, 5);
+		} else {
+			so_signal(drm, h, 0);
+		}
+	}
+	HIPCHECK(hipStreamSynchronize(st));
+	CHECK(load64(mark) == 1, "later work did not run");
+	if (timeline)
+		CHECK(so_query(drm, h) == (wfs ? 5u : 7u), "timeline value changed by a wait");
+	else
+		CHECK(so_wait(drm, h, 0, 0) == -ETIME, "binary semaphore not reset after its wait");
+	HIPCHECK(hipDestroyExternalSemaphore(s));
+	HIPCHECK(hipStreamDestroy(st));
+	HIPCHECK(hipHostFree(mark));
+}
+
+/* Stream B signals what stream A waits for, in one process. */
+static void hip_to_hip(bool timeline)
+{
+	uint32_t h;
+	hipExternalSemaphore_t s = make_sem(&h, timeline, false);
+	hipStream_t a, b;
+	uint64_t *mark;
+	int64_t t0;
+
+	if (!s)
+		return;
+	mark = pinned(8);
+	HIPCHECK(hipStreamCreateWithFlags(&a, hipStreamNonBlocking));
+	HIPCHECK(hipStreamCreateWithFlags(&b, hipStreamNonBlocking));
+	t0 = now_ns();
+	HIPCHECK(wait1(s, 1, a));
+	stream_mark(a, mark, 1);
+	stream_delay(b, 200 * 1000);
+	HIPCHECK(signal1(s, 1, b));
+	sleep_ms(80);
+	CHECK(load64(mark) == 0, "stream A passed its wait before stream B signaled");
+	HIPCHECK(hipStreamSynchronize(a));
+	CHECK(load64(mark) == 1, "stream A's later work did not run");
+	CHECK(now_ns() - t0 >= 190 * 1000000LL, "stream A finished too early");
+	HIPCHECK(hipStreamSynchronize(b));
+	HIPCHECK(hipDestroyExternalSemaphore(s));
+	HIPCHECK(hipStreamDestroy(a));
+	HIPCHECK(hipStreamDestroy(b));
+	HIPCHECK(hipHostFree(mark));
+}
+
+static void fd_ownership(void)
+{
+	uint32_t h = so_create(drm, false);
+	int fd = so_export(drm, h);
+	int p[2];
+	hipExternalSemaphore_t s = NULL;
+	hipError_t err;
+
+	err = import_fd(&s, fd, false);
+	if (!shim) {
+		EXPECT_ERR(err, hipErrorNotSupported);
+		CHECK(fcntl(fd, F_GETFD) != -1, "stock import closed the caller's fd");
+		close(fd);
+		return;
+	}
+	HIPCHECK(err);
+	CHECK(fcntl(fd, F_GETFD) == -1 && errno == EBADF, "fd still open after a successful import");
+	HIPCHECK(hipDestroyExternalSemaphore(s));
+
+	/* Failure: a pipe is not a syncobj; the caller keeps its fd. */
+	CHECK(pipe(p) == 0, "pipe");
+	s = (hipExternalSemaphore_t)0x1;
+	EXPECT_ERR(import_fd(&s, p[0], false), hipErrorInvalidValue);
+	CHECK(fcntl(p[0], F_GETFD) != -1, "failed import closed the caller's fd");
+	CHECK(s == (hipExternalSemaphore_t)0x1, "failed import wrote the out handle");
+	EXPECT_ERR(import_fd(&s, p[0], true), hipErrorInvalidValue);
+	CHECK(fcntl(p[0], F_GETFD) != -1, "failed import closed the caller's fd");
+	close(p[0]);
+	close(p[1]);
+	/* A closed descriptor. */
+	EXPECT_ERR(import_fd(&s, p[0], false), hipErrorInvalidValue);
+	EXPECT_ERR(import_fd(&s, -1, false), hipErrorInvalidValue);
+}
+
+static void bad_handles(void)
+{
+	hipExternalSemaphore_t garbage = (hipExternalSemaphore_t)(uintptr_t)0x1234;
+	hipExternalSemaphore_t null_elem = NULL;
+	test_signal_params sp;
+	test_wait_params wp;
+	uint32_t h;
+	hipExternalSemaphore_t s;
+
+	memset(&sp, 0, sizeof(sp));
+	memset(&wp, 0, sizeof(wp));
+	/* Common to stock and shim. */
+	EXPECT_ERR(hipImportExternalSemaphore(NULL, NULL), hipErrorInvalidValue);
+	EXPECT_ERR(hipDestroyExternalSemaphore(NULL), hipErrorInvalidValue);
+	EXPECT_ERR(hipSignalExternalSemaphoresAsync(NULL, (void *)&sp, 1, 0), hipErrorInvalidValue);
+	EXPECT_ERR(hipWaitExternalSemaphoresAsync(&garbage, NULL, 1, 0), hipErrorInvalidValue);
+	EXPECT_ERR(hipSignalExternalSemaphoresAsync(&null_elem, (void *)&sp, 1, 0),
+		   hipErrorInvalidValue);
+	EXPECT_ERR(hipSignalExternalSemaphoresAsync(&garbage, (void *)&sp, 0, 0), hipSuccess);
+
+	if (!shim) {
+		/* The stock runtime does not look at what the handle is. */
+		EXPECT_ERR(hipSignalExternalSemaphoresAsync(&garbage, (void *)&sp, 1, 0), hipSuccess);
+		return;
+	}
+	EXPECT_ERR(hipSignalExternalSemaphoresAsync(&garbage, (void *)&sp, 1, 0),
+		   hipErrorInvalidResourceHandle);
+	EXPECT_ERR(hipWaitExternalSemaphoresAsync(&garbage, (void *)&wp, 1, 0),
+		   hipErrorInvalidResourceHandle);
+	EXPECT_ERR(hipDestroyExternalSemaphore(garbage), hipErrorInvalidResourceHandle);
+
+	s = make_sem(&h, true, false);
+	sp.flags = 1;
+	EXPECT_ERR(hipSignalExternalSemaphoresAsync(&s, (void *)&sp, 1, 0), hipErrorInvalidValue);
+	wp.flags = 2;
+	EXPECT_ERR(hipWaitExternalSemaphoresAsync(&s, (void *)&wp, 1, 0), hipErrorInvalidValue);
+	EXPECT_ERR(signal1(s, 1, (hipStream_t)(uintptr_t)0xdead0), hipErrorInvalidValue);
+	EXPECT_ERR(wait1(s, 1, (hipStream_t)(uintptr_t)0xdead0), hipErrorInvalidValue);
+	HIPCHECK(hipDestroyExternalSemaphore(s));
+	EXPECT_ERR(hipDestroyExternalSemaphore(s), hipErrorInvalidResourceHandle);
+	EXPECT_ERR(signal1(s, 1, 0), hipErrorInvalidResourceHandle);
+	EXPECT_ERR(wait1(s, 1, 0), hipErrorInvalidResourceHandle);
+	/* Nothing was signaled by the rejected calls. */
+	CHECK(so_query(drm, h) == 0, "a rejected call signaled the syncobj");
+}
+
+static void destroy_pending(void)
+{
+	uint32_t h;
+	hipExternalSemaphore_t s = make_sem(&h, true, false);
+	struct hx_stats st0, st1;
+	void (*stats)(struct hx_stats *);
+	hipStream_t st;
+	uint64_t *mark;
+
+	if (!s)
+		return;
+	stats = (void (*)(struct hx_stats *))dlsym(RTLD_DEFAULT, "hipextsemGetStats");
+	CHECK(stats != NULL, "hipextsemGetStats");
+	mark = pinned(8);
+	HIPCHECK(hipStreamCreate(&st));
+	HIPCHECK(wait1(s, 1, st));
+	stream_mark(st, mark, 1);
+	stats(&st0);
+	CHECK(st0.pending_waits == 1, "pending waits %u", st0.pending_waits);
+	HIPCHECK(hipDestroyExternalSemaphore(s));
+	EXPECT_ERR(wait1(s, 2, st), hipErrorInvalidResourceHandle);
+	sleep_ms(100);
+	CHECK(load64(mark) == 0, "destroy released the pending wait");
+	/* Documented outcome: the pending wait still completes on signal. */
+	so_signal(drm, h, 1);
+	HIPCHECK(hipStreamSynchronize(st));
+	CHECK(load64(mark) == 1, "wait did not complete after destroy + signal");
+	sleep_ms(50);
+	stats(&st1);
+	CHECK(st1.pending_waits == 0 && st1.live_sems == 0, "left: %u waits, %u semaphores",
+	      st1.pending_waits, st1.live_sems);
+	HIPCHECK(hipStreamDestroy(st));
+	HIPCHECK(hipHostFree(mark));
+}
+
+static void mixed_array(void)
+{
+	uint32_t hb, ht;
+	hipExternalSemaphore_t sems[2];
+	test_signal_params sp[2];
+	test_wait_params wp[2];
+	hipStream_t a, b;
+	uint64_t *mark;
+
+	sems[0] = make_sem(&hb, false, false);
+	sems[1] = make_sem(&ht, true, false);
+	if (!shim)
+		return;
+	memset(sp, 0, sizeof(sp));
+	memset(wp, 0, sizeof(wp));
+	sp[1].params.fence.value = 4;
+	wp[1].params.fence.value = 4;
+	mark = pinned(8);
+	HIPCHECK(hipStreamCreateWithFlags(&a, hipStreamNonBlocking));
+	HIPCHECK(hipStreamCreateWithFlags(&b, hipStreamNonBlocking));
+	HIPCHECK(hipWaitExternalSemaphoresAsync(sems, (void *)wp, 2, a));
+	stream_mark(a, mark, 1);
+	/* Only one of the two: the wait must hold. */
+	so_signal(drm, ht, 4);
+	sleep_ms(150);
+	CHECK(load64(mark) == 0, "wait released with the binary semaphore unsignaled");
+	so_signal(drm, hb, 0);
+	HIPCHECK(hipStreamSynchronize(a));
+	CHECK(load64(mark) == 1, "wait on a mixed array did not complete");
+	/* The signal path with a mixed array (stride of the flavour). */
+	sp[1].params.fence.value = 9;
+	HIPCHECK(hipSignalExternalSemaphoresAsync(sems, (void *)sp, 2, b));
+	HIPCHECK(hipStreamSynchronize(b));
+	CHECK(so_wait(drm, hb, 0, 5000) == 0, "binary not signaled by a mixed array");
+	CHECK(so_wait(drm, ht, 9, 5000) == 0, "timeline 9 not signaled by a mixed array");
+	HIPCHECK(hipDestroyExternalSemaphore(sems[0]));
+	HIPCHECK(hipDestroyExternalSemaphore(sems[1]));
+	HIPCHECK(hipStreamDestroy(a));
+	HIPCHECK(hipStreamDestroy(b));
+	HIPCHECK(hipHostFree(mark));
+}
+
+/* The null stream and hipStreamPerThread. */
+static void special_streams(void)
+{
+	uint32_t h;
+	hipExternalSemaphore_t s = make_sem(&h, true, false);
+	hipStream_t streams[2] = { NULL, hipStreamPerThread };
+	uint64_t *mark;
+
+	if (!s)
+		return;
+	mark = pinned(8);
+	for (int i = 0; i < 2; i++) {
+		uint64_t v = 10 * (uint64_t)(i + 1);
+		HIPCHECK(wait1(s, v, streams[i]));
+		stream_mark(streams[i], mark, v);
+		sleep_ms(100);
+		CHECK(load64(mark) != v, "stream %d passed an unsignaled wait", i);
+		so_signal(drm, h, v);
+		HIPCHECK(hipStreamSynchronize(streams[i]));
+		CHECK(load64(mark) == v, "stream %d did not continue", i);
+		HIPCHECK(signal1(s, v + 1, streams[i]));
+		HIPCHECK(hipStreamSynchronize(streams[i]));
+		CHECK(so_wait(drm, h, v + 1, 5000) == 0, "stream %d did not signal", i);
+	}
+	HIPCHECK(hipDestroyExternalSemaphore(s));
+	HIPCHECK(hipHostFree(mark));
+}
+
+/* Another process owns the syncobj and passes it over a unix socket. */
+static void send_fd(int sock, int fd)
+{
+	char byte = 'F';
+	struct iovec iov = { &byte, 1 };
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			      .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	CHECK(sendmsg(sock, &msg, 0) == 1, "sendmsg: %s", strerror(errno));
+}
+
+static int recv_fd(int sock)
+{
+	char byte;
+	struct iovec iov = { &byte, 1 };
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			      .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c;
+	int fd;
+	CHECK(recvmsg(sock, &msg, 0) == 1, "recvmsg: %s", strerror(errno));
+	c = CMSG_FIRSTHDR(&msg);
+	CHECK(c && c->cmsg_type == SCM_RIGHTS, "no fd received");
+	memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	return fd;
+}
+
+static void two_processes(void)
+{
+	int sv[2];
+	pid_t pid;
+	int fd, status;
+	hipExternalSemaphore_t s = NULL;
+	hipStream_t st;
+	uint64_t *mark;
+	char go = 'g';
+
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0, "socketpair");
+	pid = fork();
+	CHECK(pid >= 0, "fork");
+	if (pid == 0) {
+		/* The producer: its own DRM file, no HIP. */
+		int d = drm_open();
+		uint32_t h = so_create(d, false);
+		char c;
+		close(sv[0]);
+		send_fd(sv[1], so_export(d, h));
+		for (uint64_t i = 1; i <= 3; i++) {
+			if (read(sv[1], &c, 1) != 1)
+				_exit(2);
+			so_signal(d, h, i);
+		}
+		/* The consumer signals 100 back from its stream. */
+		_exit(so_wait(d, h, 100, 20000) == 0 ? 0 : 3);
+	}
+	close(sv[1]);
+	fd = recv_fd(sv[0]);
+	if (!shim) {
+		EXPECT_ERR(import_fd(&s, fd, true), hipErrorInvalidValue);
+		close(fd);
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		return;
+	}
+	HIPCHECK(import_fd(&s, fd, true));
+	mark = pinned(8);
+	HIPCHECK(hipStreamCreate(&st));
+	for (uint64_t i = 1; i <= 3; i++) {
+		HIPCHECK(wait1(s, i, st));
+		stream_mark(st, mark, i);
+		sleep_ms(50);
+		CHECK(load64(mark) == i - 1, "round %" PRIu64 ": stream ran ahead of the producer", i);
+		CHECK(write(sv[0], &go, 1) == 1, "write");
+		HIPCHECK(hipStreamSynchronize(st));
+		CHECK(load64(mark) == i, "round %" PRIu64 ": stream did not continue", i);
+	}
+	HIPCHECK(signal1(s, 100, st));
+	HIPCHECK(hipStreamSynchronize(st));
+	CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "producer saw status %d", status);
+	HIPCHECK(hipDestroyExternalSemaphore(s));
+	HIPCHECK(hipStreamDestroy(st));
+	HIPCHECK(hipHostFree(mark));
+}
+
+/* Several threads at once, each with its own stream, sharing one
+ * semaphore pair between neighbours. */
+#define NTHREADS 6
+#define NROUNDS 40
+static hipExternalSemaphore_t tsems[NTHREADS];
+static uint32_t thandles[NTHREADS];
+
+static void *thread_body(void *p)
+{
+	int id = (int)(intptr_t)p;
+	hipStream_t st;
+	hipExternalSemaphore_t mine = tsems[id];
+	for (int r = 1; r <= NROUNDS; r++) {
+		HIPCHECK(hipStreamCreateWithFlags(&st, hipStreamNonBlocking));
+		HIPCHECK(signal1(mine, (uint64_t)r, st));
+		HIPCHECK(wait1(mine, (uint64_t)r, st));
+		HIPCHECK(hipStreamSynchronize(st));
+		HIPCHECK(hipStreamDestroy(st));
+		/* Import/destroy churn next to the others' traffic. */
+		uint32_t h;
+		hipExternalSemaphore_t tmp = make_sem(&h, r & 1, false);
+		HIPCHECK(hipDestroyExternalSemaphore(tmp));
+		drmSyncobjDestroy(drm, h);
+	}
+	return NULL;
+}
+
+static void threads(void)
+{
+	pthread_t th[NTHREADS];
+	if (!shim) {
+		uint32_t h;
+		make_sem(&h, false, false);
+		return;
+	}
+	for (int i = 0; i < NTHREADS; i++)
+		tsems[i] = make_sem(&thandles[i], true, false);
+	for (int i = 0; i < NTHREADS; i++)
+		pthread_create(&th[i], NULL, thread_body, (void *)(intptr_t)i);
+	for (int i = 0; i < NTHREADS; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < NTHREADS; i++) {
+		CHECK(so_query(drm, thandles[i]) == NROUNDS, "thread %d reached %" PRIu64, i,
+		      so_query(drm, thandles[i]));
+		HIPCHECK(hipDestroyExternalSemaphore(tsems[i]));
+	}
+}
+
+/* Many pending waits on many semaphores, released in reverse order; the
+ * second round must not leave more descriptors behind than the first. */
+static void many_round(void)
+{
+	enum { N = 200 };
+	static hipExternalSemaphore_t s[N];
+	static uint32_t h[N];
+	hipStream_t st[8];
+	uint64_t *marks = pinned(N * sizeof(uint64_t));
+
+	for (int i = 0; i < 8; i++)
+		HIPCHECK(hipStreamCreateWithFlags(&st[i], hipStreamNonBlocking));
+	for (int i = 0; i < N; i++) {
+		s[i] = make_sem(&h[i], i % 2, false);
+		HIPCHECK(wait1(s[i], 1, st[i % 8]));
+		stream_mark(st[i % 8], &marks[i], 1);
+	}
+	for (int i = N - 1; i >= 0; i--)
+		so_signal(drm, h[i], (i % 2) ? 1 : 0);
+	for (int i = 0; i < 8; i++)
+		HIPCHECK(hipStreamSynchronize(st[i]));
+	for (int i = 0; i < N; i++) {
+		CHECK(load64(&marks[i]) == 1, "wait %d never completed", i);
+		HIPCHECK(hipDestroyExternalSemaphore(s[i]));
+		drmSyncobjDestroy(drm, h[i]);
+	}
+	for (int i = 0; i < 8; i++)
+		HIPCHECK(hipStreamDestroy(st[i]));
+	HIPCHECK(hipHostFree(marks));
+	sleep_ms(50);
+}
+
+static void many(void)
+{
+	uint32_t h;
+	int fds1;
+
+	if (!shim) {
+		make_sem(&h, true, false);
+		return;
+	}
+	many_round();
+	fds1 = count_fds();
+	many_round();
+	/* eventfds of destroyed semaphores are closed again */
+	CHECK(count_fds() == fds1, "fds: %d after round 1, %d after round 2", fds1, count_fds());
+}
+
+#define CELL(fn, name, a, b)                                                                 \
+	static void fn(void)                                                                 \
+	{                                                                                    \
+		name(a, b);                                                                  \
+	}
+CELL(bin_signal_pre, signal_case, false, false)
+CELL(bin_signal_wfs, signal_case, false, true)
+CELL(tl_signal_pre, signal_case, true, false)
+CELL(tl_signal_wfs, signal_case, true, true)
+CELL(bin_wait_pre, wait_case, false, false)
+CELL(bin_wait_wfs, wait_case, false, true)
+CELL(tl_wait_pre, wait_case, true, false)
+CELL(tl_wait_wfs, wait_case, true, true)
+#undef CELL
+static void hip_to_hip_bin(void)
+{
+	hip_to_hip(false);
+}
+static void hip_to_hip_tl(void)
+{
+	hip_to_hip(true);
+}
+
+static const struct {
+	const char *name;
+	void (*fn)(void);
+} cases[] = {
+	{ "bin-signal-pre", bin_signal_pre }, { "bin-signal-wfs", bin_signal_wfs },
+	{ "tl-signal-pre", tl_signal_pre },   { "tl-signal-wfs", tl_signal_wfs },
+	{ "bin-wait-pre", bin_wait_pre },     { "bin-wait-wfs", bin_wait_wfs },
+	{ "tl-wait-pre", tl_wait_pre },       { "tl-wait-wfs", tl_wait_wfs },
+	{ "hip-to-hip-bin", hip_to_hip_bin }, { "hip-to-hip-tl", hip_to_hip_tl },
+	{ "fd-ownership", fd_ownership },     { "bad-handles", bad_handles },
+	{ "destroy-pending", destroy_pending }, { "mixed-array", mixed_array },
+	{ "special-streams", special_streams }, { "two-processes", two_processes },
+	{ "threads", threads },               { "many", many },
+};
+
+static void on_alarm(int sig)
+{
+	static const char msg[] = "FAIL: case timed out (hang)\n";
+	(void)sig;
+	(void)!write(2, msg, sizeof(msg) - 1);
+	_exit(124);
+}
+
+int main(int argc, char **argv)
+{
+	const char *name = argc > 1 ? argv[1] : "";
+
+	signal(SIGALRM, on_alarm);
+	alarm(90);
+	shim = expect_shim();
+	drm = drm_open();
+	HIPCHECK(hipInit(0));
+	HIPCHECK(hipSetDevice(0));
+
+	{
+		size_t i;
+		for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+			if (!strcmp(cases[i].name, name))
+				break;
+		if (i == sizeof(cases) / sizeof(cases[0])) {
+			fprintf(stderr, "unknown case '%s'; cases:", name);
+			for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+				fprintf(stderr, " %s", cases[i].name);
+			fputc('\n', stderr);
+			return 2;
+		}
+		cases[i].fn();
+	}
+	printf("ok %s (%s, abi%d)\n", name, shim ? "shim" : "stock", HX_TEST_ABI);
+	return 0;
+}
