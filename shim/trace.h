@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * HIPEXTSEM_TRACE=FILE: Chrome trace-event JSON of semaphore activity,
+ * readable by the Perfetto UI and chrome://tracing.  Disabled, every hook
+ * costs one predictable branch.
+ */
+#ifndef HIPEXTSEM_TRACE_H
+#define HIPEXTSEM_TRACE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+extern bool hx_trace_on;
+
+void hx_trace_init(void);
+void hx_trace_reset_after_fork(void);
+
+void hx_trace_import_(const void *sem, uint32_t syncobj, bool timeline, int64_t ts_ns);
+void hx_trace_destroy_(const void *sem, int64_t ts_ns);
+/* An operation from its enqueue to when it took effect. */
+void hx_trace_signal_(const void *sem, uint64_t value, const void *stream, int64_t enq_ns,
+		      int64_t done_ns);
+void hx_trace_wait_(const void *sem, uint64_t value, const void *stream, int64_t enq_ns,
+		    int64_t done_ns);
+void hx_trace_stuck_(const void *sem, uint64_t value, uint64_t current, const void *stream,
+		     int64_t enq_ns, int64_t now_ns);
+
+#define HX_TRACE(what, ...)                                                                 \
+	do {                                                                                \
+		if (__builtin_expect(hx_trace_on, 0))                                       \
+			hx_trace_##what##_(__VA_ARGS__);                                    \
+	} while (0)
+
+#endif
