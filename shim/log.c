@@ -10,7 +10,7 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
-int hx_log_level_current = HX_LOG_ERROR;
+int hx_log_level_current = HX_LOG_WARN;
 static int log_fd = STDERR_FILENO;
 
 const char *hx_getenv(const char *name)
@@ -40,7 +40,7 @@ void hx_log_init(void)
 {
 	const char *file;
 
-	hx_log_level_current = (int)hx_getenv_long("HIPEXTSEM_DEBUG", HX_LOG_ERROR, 0, 3);
+	hx_log_level_current = (int)hx_getenv_long("HIPEXTSEM_DEBUG", HX_LOG_WARN, 0, 3);
 	file = hx_getenv("HIPEXTSEM_LOG_FILE");
 	if (file && *file && !getauxval(AT_SECURE)) {
 		int fd = open(file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);

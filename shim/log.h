@@ -7,7 +7,7 @@
 
 /*
  * One switch, HIPEXTSEM_DEBUG=0..3:
- *   0 errors only (default)   1 + warnings   2 + info   3 + debug (per call)
+ *   0 errors only   1 + warnings (default)   2 + info   3 + debug (per call)
  * Every line starts with "hipextsem: ".  HIPEXTSEM_LOG_FILE=path appends the
  * lines to a file instead of stderr (ignored in setuid processes).
  */

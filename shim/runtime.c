@@ -42,6 +42,21 @@ static const struct sym_entry runtime_syms[] = {
 	SYM(SignalExternalSemaphoresAsync, false),
 	SYM(WaitExternalSemaphoresAsync, false),
 	SYM(DestroyExternalSemaphore, false),
+	SYM(GetProcAddress, false),
+	SYM(GetDriverEntryPoint, false),
+	SYM(GetDevicePropertiesR0600, false),
+	SYM(GraphAddExternalSemaphoresSignalNode, false),
+	SYM(GraphAddExternalSemaphoresWaitNode, false),
+	SYM(GraphExternalSemaphoresSignalNodeGetParams, false),
+	SYM(GraphExternalSemaphoresSignalNodeSetParams, false),
+	SYM(GraphExternalSemaphoresWaitNodeGetParams, false),
+	SYM(GraphExternalSemaphoresWaitNodeSetParams, false),
+	SYM(GraphExecExternalSemaphoresSignalNodeSetParams, false),
+	SYM(GraphExecExternalSemaphoresWaitNodeSetParams, false),
+	SYM(GraphAddNode, false),
+	SYM(GraphAddHostNode, false),
+	SYM(GraphHostNodeSetParams, false),
+	SYM(GraphExecHostNodeSetParams, false),
 };
 #undef SYM
 

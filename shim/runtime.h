@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "hipextsem/hip_api.h"
+#include "hipextsem/hip_graph.h"
 
 typedef hipError_t (*hx_stream_is_capturing_fn)(hipStream_t stream, int *status);
 
@@ -31,6 +32,22 @@ struct hx_runtime {
 	__typeof__(hipSignalExternalSemaphoresAsync) *SignalExternalSemaphoresAsync;
 	__typeof__(hipWaitExternalSemaphoresAsync) *WaitExternalSemaphoresAsync;
 	__typeof__(hipDestroyExternalSemaphore) *DestroyExternalSemaphore;
+	/* optional: the other paths to the semaphore calls (intercept.c) */
+	__typeof__(hipGetProcAddress) *GetProcAddress;
+	hx_get_driver_entry_point_fn *GetDriverEntryPoint;
+	hx_get_device_props_r0600_fn *GetDevicePropertiesR0600;
+	hx_graph_add_ext_sem_node_fn *GraphAddExternalSemaphoresSignalNode;
+	hx_graph_add_ext_sem_node_fn *GraphAddExternalSemaphoresWaitNode;
+	hx_graph_ext_sem_get_fn *GraphExternalSemaphoresSignalNodeGetParams;
+	hx_graph_ext_sem_set_fn *GraphExternalSemaphoresSignalNodeSetParams;
+	hx_graph_ext_sem_get_fn *GraphExternalSemaphoresWaitNodeGetParams;
+	hx_graph_ext_sem_set_fn *GraphExternalSemaphoresWaitNodeSetParams;
+	hx_graph_exec_ext_sem_set_fn *GraphExecExternalSemaphoresSignalNodeSetParams;
+	hx_graph_exec_ext_sem_set_fn *GraphExecExternalSemaphoresWaitNodeSetParams;
+	hx_graph_add_node_fn *GraphAddNode;
+	hx_graph_add_host_node_fn *GraphAddHostNode;
+	hx_graph_host_node_set_fn *GraphHostNodeSetParams;
+	hx_graph_exec_host_node_set_fn *GraphExecHostNodeSetParams;
 
 	enum hx_abi abi;
 	int version;            /* hipRuntimeGetVersion, 0 if unknown */

@@ -22,6 +22,7 @@
 #include "ops.h"
 #include "runtime.h"
 #include "sem.h"
+#include "trace.h"
 
 #define SLOTS_PER_CHUNK 512u
 #define HANDLE_TAG 0x4858000000000000ull /* "HX" in the top bits */
@@ -43,6 +44,8 @@ struct signal_entry {
 };
 
 struct signal_op {
+	hipStream_t stream;
+	int64_t enqueued_ns;
 	unsigned count;
 	struct signal_entry entries[];
 };
@@ -72,7 +75,9 @@ static struct {
 	uint32_t *free_slots;
 	uint32_t nfree_slots;
 
-	struct hx_wait_op *ops; /* pending waits */
+	struct hx_wait_op *ops, *ops_tail; /* pending waits, oldest first */
+	struct hx_wait_op *watch;         /* oldest wait the watchdog has not reported */
+	int64_t stuck_ns;                 /* HIPEXTSEM_STUCK_MS; 0 = off */
 	unsigned npending_waits;
 	atomic_uint npending_signals;
 
@@ -93,6 +98,8 @@ static void fork_child(void);
 static void init_once_fn(void)
 {
 	hx_runtime_init();
+	hx_trace_init();
+	g.stuck_ns = hx_getenv_long("HIPEXTSEM_STUCK_MS", 5000, 0, 86400000) * 1000000LL;
 	g.pid = getpid();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
@@ -502,6 +509,7 @@ hipError_t hx_op_import(hipExternalSemaphore_t *out, const void *desc)
 	sem->armed = UINT64_MAX;
 	*out = encode(sem);
 	pthread_mutex_unlock(&g.lock);
+	HX_TRACE(import, *out, handle, timeline, hx_now_ns());
 
 	/* The kernel holds its own reference now; the fd is ours to close. */
 	close(fd);
@@ -520,6 +528,7 @@ static void run_signal(struct signal_op *op)
 			       e->sem->timeline ? "DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL"
 						: "DRM_IOCTL_SYNCOBJ_SIGNAL",
 			       e->sem->handle, (unsigned long long)e->value, strerror(-ret));
+		HX_TRACE(signal, encode(e->sem), e->value, op->stream, op->enqueued_ns, hx_now_ns());
 		hx_sem_unref(e->sem);
 	}
 	atomic_fetch_sub_explicit(&g.npending_signals, 1, memory_order_relaxed);
@@ -586,6 +595,8 @@ hipError_t hx_op_signal(const hipExternalSemaphore_t *hs, const void *params, un
 		return err;
 	}
 	op->count = n;
+	op->stream = stream;
+	op->enqueued_ns = hx_now_ns();
 	for (unsigned i = 0; i < n; i++) {
 		op->entries[i].sem = sems[i];
 		op->entries[i].value = hx_abi_signal_value(params, i);
@@ -624,12 +635,16 @@ static void op_release(struct hx_wait_op *op)
 {
 	pthread_mutex_lock(&g.lock);
 	release_slot(op->slot, op->gen);
+	if (g.watch == op)
+		g.watch = op->all_next;
 	if (op->all_prev)
 		op->all_prev->all_next = op->all_next;
 	else
 		g.ops = op->all_next;
 	if (op->all_next)
 		op->all_next->all_prev = op->all_prev;
+	else
+		g.ops_tail = op->all_prev;
 	g.npending_waits--;
 	slot_free_locked(op->slot_index, op->gen);
 	pthread_mutex_unlock(&g.lock);
@@ -639,8 +654,15 @@ static void op_release(struct hx_wait_op *op)
 void hx_sem_entry_done(struct hx_wait_entry *e)
 {
 	struct hx_wait_op *op = e->op;
-	hx_sem_unref(e->sem);
-	e->sem = NULL;
+	struct hx_sem *sem = e->sem;
+
+	HX_TRACE(wait, encode(sem), e->value, op->stream, op->enqueued_ns, hx_now_ns());
+	/* Under the lock: the watchdog reads entries that are not done, and
+	 * relies on their semaphore reference still being held. */
+	pthread_mutex_lock(&g.lock);
+	e->done = true;
+	pthread_mutex_unlock(&g.lock);
+	hx_sem_unref(sem);
 	if (atomic_fetch_sub_explicit(&op->remaining, 1, memory_order_acq_rel) == 1)
 		op_release(op);
 }
@@ -697,6 +719,7 @@ hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsi
 	struct hx_sem **sems;
 	enum wait_path path;
 	hipError_t err;
+	bool kick;
 	int ret;
 
 	if (!init())
@@ -754,6 +777,7 @@ hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsi
 	}
 	op->stream = stream;
 	op->count = n;
+	op->enqueued_ns = hx_now_ns();
 	err = hx_rt.StreamWaitValue64(stream, (void *)op->slot, op->gen, hipStreamWaitValueGte,
 				      ~0ull);
 	if (err) {
@@ -763,21 +787,30 @@ hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsi
 
 	/* From here on the stream is held: every path must end in a release. */
 	atomic_init(&op->remaining, n + 1); /* +1 until every entry is queued */
+	for (unsigned i = 0; i < n; i++) {
+		op->entries[i].op = op;
+		op->entries[i].sem = sems[i];
+		op->entries[i].value = sems[i]->timeline ? hx_abi_wait_value(params, i) : 0;
+	}
 	pthread_mutex_lock(&g.lock);
-	op->all_next = g.ops;
-	if (g.ops)
-		g.ops->all_prev = op;
-	g.ops = op;
+	op->all_prev = g.ops_tail;
+	if (g.ops_tail)
+		g.ops_tail->all_next = op;
+	else
+		g.ops = op;
+	g.ops_tail = op;
 	g.npending_waits++;
+	kick = g.stuck_ns && !g.watch;
+	if (!g.watch)
+		g.watch = op;
 	if (g.exiting)
 		release_slot(op->slot, op->gen);
 	pthread_mutex_unlock(&g.lock);
+	if (kick)
+		hx_waiter_kick();
 
 	for (unsigned i = 0; i < n; i++) {
 		struct hx_wait_entry *e = &op->entries[i];
-		e->op = op;
-		e->sem = sems[i];
-		e->value = sems[i]->timeline ? hx_abi_wait_value(params, i) : 0;
 		ret = hx_waiter_add(e);
 		if (ret) {
 			/* Treat the entry as satisfied: a stream stuck forever is
@@ -831,11 +864,54 @@ hipError_t hx_op_destroy(hipExternalSemaphore_t h)
 		       "(never imported, or already destroyed)", h);
 		return hipErrorInvalidResourceHandle;
 	}
+	HX_TRACE(destroy, h, hx_now_ns());
 	if (atomic_load(&sem->refs) > 1)
 		hx_info("semaphore %p destroyed with operations pending; its sync object is "
 			"released when they complete", h);
 	hx_sem_unref(sem);
 	return hipSuccess;
+}
+
+static void report_stuck_locked(struct hx_wait_op *op, int64_t now)
+{
+	for (unsigned i = 0; i < op->count; i++) {
+		struct hx_wait_entry *e = &op->entries[i];
+		uint64_t cur = 0;
+		const char *state = "";
+
+		if (e->done)
+			continue;
+		if (e->sem->timeline)
+			hx_sync_query(&g.dev, e->sem->handle, &cur);
+		else
+			state = hx_sync_poll(&g.dev, e->sem->handle, 0) == 0 ? " (signaled)"
+									      : " (unsignaled)";
+		hx_warn("stuck wait: stream %p has waited %.1f s for %s semaphore %p (syncobj %u) "
+			"to reach %llu; current value %llu%s",
+			(void *)op->stream, (double)(now - op->enqueued_ns) / 1e9,
+			e->sem->timeline ? "timeline" : "binary", encode(e->sem), e->sem->handle,
+			(unsigned long long)e->value, (unsigned long long)cur, state);
+		HX_TRACE(stuck, encode(e->sem), e->value, cur, op->stream, op->enqueued_ns, now);
+	}
+}
+
+int64_t hx_sem_watchdog(int64_t now)
+{
+	int64_t next = INT64_MAX;
+
+	if (!g.stuck_ns)
+		return INT64_MAX;
+	pthread_mutex_lock(&g.lock);
+	/* Waits are in enqueue order: only the oldest unreported one can be
+	 * due next, so each wait is looked at once. */
+	while (g.watch && g.watch->enqueued_ns + g.stuck_ns <= now) {
+		report_stuck_locked(g.watch, now);
+		g.watch = g.watch->all_next;
+	}
+	if (g.watch)
+		next = g.watch->enqueued_ns + g.stuck_ns;
+	pthread_mutex_unlock(&g.lock);
+	return next;
 }
 
 void hx_op_stats(struct hx_stats *st)
@@ -882,7 +958,7 @@ static void fork_child(void)
 	g.free_idx = NULL;
 	g.cap = g.nfree = g.nlive = 0;
 	/* Pending ops and their entries belong to the parent's streams. */
-	g.ops = NULL;
+	g.ops = g.ops_tail = g.watch = NULL;
 	g.npending_waits = 0;
 	atomic_store(&g.npending_signals, 0);
 	/* Pinned slots belong to the parent's runtime context. */
@@ -900,4 +976,5 @@ static void fork_child(void)
 	g.pid = getpid();
 	hx_waiter_reset_after_fork();
 	hx_log_reset_after_fork();
+	hx_trace_reset_after_fork();
 }

@@ -21,6 +21,7 @@ struct hx_wait_entry {
 	struct hx_wait_op *op;
 	struct hx_sem *sem;
 	uint64_t value; /* timeline point; 0 for binary */
+	bool done;      /* satisfied (set under the registry lock) */
 };
 
 /* One hipWaitExternalSemaphoresAsync call: the stream waits on one pinned
@@ -59,6 +60,11 @@ void hx_sem_unref(struct hx_sem *sem);
  * entry's condition holds. */
 void hx_sem_entry_done(struct hx_wait_entry *entry);
 
+/* Stuck-wait watchdog, run by the waiter thread: logs (once) every wait
+ * pending longer than HIPEXTSEM_STUCK_MS and returns the CLOCK_MONOTONIC
+ * time at which it next has something to check, INT64_MAX for never. */
+int64_t hx_sem_watchdog(int64_t now_ns);
+
 /* ---- waiter.c ---- */
 int hx_waiter_start(const struct hx_sync_dev *dev);
 /* Queues entry on its semaphore and arms the kernel notification. */
@@ -66,6 +72,8 @@ int hx_waiter_add(struct hx_wait_entry *entry);
 /* The semaphore is dead: the waiter drops its eventfd and frees it (the
  * caller must not touch it afterwards). */
 void hx_waiter_forget(struct hx_sem *sem);
+/* The watchdog's next deadline may have moved earlier: recompute it. */
+void hx_waiter_kick(void);
 void hx_waiter_reset_after_fork(void);
 const char *hx_waiter_mode(void);
 

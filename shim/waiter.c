@@ -161,7 +161,16 @@ static void *eventfd_thread(void *arg)
 
 	(void)arg;
 	for (;;) {
-		int n = epoll_wait(w.epfd, evs, 64, -1);
+		/* The only timed wake-up: the stuck-wait watchdog's next
+		 * deadline, if a wait is pending at all.  Reports what is due. */
+		int64_t next = hx_sem_watchdog(hx_now_ns());
+		int timeout = -1, n;
+
+		if (next != INT64_MAX) {
+			int64_t ms = (next - hx_now_ns() + 999999) / 1000000;
+			timeout = ms < 0 ? 0 : ms > 3600000 ? 3600000 : (int)ms;
+		}
+		n = epoll_wait(w.epfd, evs, 64, timeout);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -205,6 +214,7 @@ static void *multiwait_thread(void *arg)
 	for (;;) {
 		unsigned n = 0;
 		uint32_t first = 0;
+		int64_t next;
 		int ret;
 
 		pthread_mutex_lock(&w.lock);
@@ -239,7 +249,9 @@ static void *multiwait_thread(void *arg)
 		}
 		pthread_mutex_unlock(&w.lock);
 
-		ret = hx_sync_wait_any(w.dev, handles, points, n, INT64_MAX, &first);
+		/* After the reset above: a kick from now on is not lost. */
+		next = hx_sem_watchdog(hx_now_ns());
+		ret = hx_sync_wait_any(w.dev, handles, points, n, next, &first);
 		/* ENOENT: a semaphore was destroyed while the set was being
 		 * built; the rebuilt set will not have it. */
 		if (ret == -EINTR || ret == -ETIME || ret == -ENOENT)
@@ -418,6 +430,20 @@ void hx_waiter_forget(struct hx_sem *sem)
 		}
 	} else {
 		free(sem);
+	}
+	pthread_mutex_unlock(&w.lock);
+}
+
+void hx_waiter_kick(void)
+{
+	pthread_mutex_lock(&w.lock);
+	if (w.started) {
+		if (w.use_eventfd) {
+			uint64_t one = 1;
+			(void)!write(w.kick, &one, sizeof(one));
+		} else {
+			hx_sync_signal(w.dev, w.wake, 0);
+		}
 	}
 	pthread_mutex_unlock(&w.lock);
 }

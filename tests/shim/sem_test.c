@@ -535,6 +535,84 @@ static void many(void)
 	CHECK(count_fds() == fds1, "fds: %d after round 1, %d after round 2", fds1, count_fds());
 }
 
+/* Stuck-wait watchdog: HIPEXTSEM_STUCK_MS and HIPEXTSEM_LOG_FILE come from
+ * the case's environment; the log must name the wait exactly once. */
+static void stuck(void)
+{
+	const char *log = getenv("HIPEXTSEM_LOG_FILE");
+	uint32_t h;
+	hipExternalSemaphore_t s;
+	hipStream_t st;
+	char buf[8192] = "";
+	FILE *f;
+	int lines = 0;
+
+	CHECK(log && getenv("HIPEXTSEM_STUCK_MS"), "needs HIPEXTSEM_LOG_FILE and HIPEXTSEM_STUCK_MS");
+	f = fopen(log, "w"); /* the shim opens it on first use, after this */
+	CHECK(f != NULL, "cannot create %s", log);
+	fclose(f);
+	s = make_sem(&h, true, false);
+	if (!s)
+		return;
+	HIPCHECK(hipStreamCreate(&st));
+	so_signal(drm, h, 2);
+	HIPCHECK(wait1(s, 5, st));
+	sleep_ms(900); /* three watchdog periods: still one report */
+	so_signal(drm, h, 5);
+	HIPCHECK(hipStreamSynchronize(st));
+	HIPCHECK(hipDestroyExternalSemaphore(s));
+	HIPCHECK(hipStreamDestroy(st));
+	f = fopen(log, "r");
+	CHECK(f != NULL, "no log file %s", log);
+	while (fgets(buf, sizeof(buf), f)) {
+		if (strstr(buf, "stuck wait")) {
+			lines++;
+			CHECK(strstr(buf, "hipextsem: ") == buf, "unprefixed line: %s", buf);
+			CHECK(strstr(buf, "to reach 5; current value 2"), "wrong values: %s", buf);
+			CHECK(strstr(buf, "timeline semaphore"), "no semaphore kind: %s", buf);
+		}
+	}
+	fclose(f);
+	CHECK(lines == 1, "%d stuck-wait reports, expected exactly 1", lines);
+}
+
+/* Activity for the trace check (tests/shim/trace_check.py): one import,
+ * a wait on stream A released by a signal from stream B, one destroy.
+ * With "crash", the process dies by SIGKILL in the middle. */
+static void trace_activity(bool crash)
+{
+	uint32_t h;
+	hipExternalSemaphore_t s = make_sem(&h, true, false);
+	hipStream_t a, b;
+
+	if (!s)
+		return;
+	HIPCHECK(hipStreamCreateWithFlags(&a, hipStreamNonBlocking));
+	HIPCHECK(hipStreamCreateWithFlags(&b, hipStreamNonBlocking));
+	HIPCHECK(wait1(s, 1, a));
+	stream_delay(b, 50 * 1000);
+	HIPCHECK(signal1(s, 1, b));
+	HIPCHECK(hipStreamSynchronize(a));
+	HIPCHECK(hipStreamSynchronize(b));
+	if (crash) {
+		HIPCHECK(wait1(s, 2, a));
+		raise(SIGKILL);
+	}
+	HIPCHECK(hipDestroyExternalSemaphore(s));
+	HIPCHECK(hipStreamDestroy(a));
+	HIPCHECK(hipStreamDestroy(b));
+}
+
+static void trace_run(void)
+{
+	trace_activity(false);
+}
+
+static void trace_crash(void)
+{
+	trace_activity(true);
+}
+
 #define CELL(fn, name, a, b)                                                                 \
 	static void fn(void)                                                                 \
 	{                                                                                    \
@@ -571,6 +649,8 @@ static const struct {
 	{ "destroy-pending", destroy_pending }, { "mixed-array", mixed_array },
 	{ "special-streams", special_streams }, { "two-processes", two_processes },
 	{ "threads", threads },               { "many", many },
+	{ "stuck", stuck },                   { "trace-run", trace_run },
+	{ "trace-crash", trace_crash },
 };
 
 static void on_alarm(int sig)
