@@ -1,0 +1,793 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hxbench: latency, enqueue-cost, stall and scale benchmarks of the shim,
+ * each next to a baseline measured in the same process.
+ *
+ *   hxbench MODE OUTFILE [N]
+ *
+ * MODE: signal | wait | enqueue | stall | scale (N = number of semaphores).
+ * Runs inside the test VM (real kernel sync objects) on cpuhip abi6 with the
+ * shim preloaded; exits 77 (skipped) where there is no render node.
+ *
+ * Every result is one line in OUTFILE (and on stdout):
+ *   lat   NAME p50_ns p99_ns samples
+ *   val   NAME value
+ * scripts/bench turns them into the table (tests/bench/report.py).
+ *
+ * Time bounds: every sampling loop stops at its sample count or when
+ * HXBENCH_SECONDS (default 40) have passed since the start, whichever comes
+ * first.
+ */
+#include <malloc.h>
+#include <poll.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <dirent.h>
+
+#include "hxtest.h"
+
+#ifndef DRM_IOCTL_SYNCOBJ_EVENTFD
+struct drm_syncobj_eventfd {
+	__u32 handle;
+	__u32 flags;
+	__u64 point;
+	__s32 fd;
+	__u32 pad;
+};
+#define DRM_IOCTL_SYNCOBJ_EVENTFD DRM_IOWR(0xCF, struct drm_syncobj_eventfd)
+#endif
+
+#include <sys/eventfd.h>
+
+#define MAX_SAMPLES 4000
+
+static int drm;
+static FILE *out;
+static int64_t deadline_ns;
+
+/* ---- results ---------------------------------------------------------- */
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+struct samples {
+	int64_t v[MAX_SAMPLES];
+	unsigned n;
+};
+
+static void add(struct samples *s, int64_t v)
+{
+	if (s->n < MAX_SAMPLES)
+		s->v[s->n++] = v;
+}
+
+static int64_t pct(struct samples *s, double p)
+{
+	if (s->n == 0)
+		return -1;
+	qsort(s->v, s->n, sizeof(s->v[0]), cmp_i64);
+	unsigned i = (unsigned)(p * (s->n - 1) + 0.5);
+	return s->v[i];
+}
+
+static void report_lat(const char *name, struct samples *s)
+{
+	int64_t p50 = pct(s, 0.50), p99 = pct(s, 0.99);
+	fprintf(out, "lat %s %" PRId64 " %" PRId64 " %u\n", name, p50, p99, s->n);
+	printf("lat %-34s p50 %9.1f us  p99 %9.1f us  (n=%u)\n", name, p50 / 1e3, p99 / 1e3, s->n);
+	fflush(out);
+}
+
+static void report_val(const char *name, double v)
+{
+	fprintf(out, "val %s %.6g\n", name, v);
+	printf("val %-34s %.6g\n", name, v);
+	fflush(out);
+}
+
+static bool time_left(void)
+{
+	return now_ns() < deadline_ns;
+}
+
+static int64_t cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void sleep_us(unsigned us)
+{
+	struct timespec ts = { us / 1000000, (long)(us % 1000000) * 1000L };
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/* ---- kernel side -------------------------------------------------------- */
+
+static void arm_eventfd(uint32_t h, uint64_t point, int efd)
+{
+	struct drm_syncobj_eventfd a = { .handle = h, .point = point, .fd = efd };
+	CHECK(drmIoctl(drm, DRM_IOCTL_SYNCOBJ_EVENTFD, &a) == 0, "SYNCOBJ_EVENTFD: %s",
+	      strerror(errno));
+}
+
+/* A timeline syncobj on our DRM file, also imported into the shim. */
+struct bsem {
+	uint32_t h;
+	hipExternalSemaphore_t s;
+};
+
+static void bsem_make(struct bsem *b)
+{
+	b->h = so_create(drm, false);
+	int fd = so_export(drm, b->h);
+	hipError_t e = import_fd(&b->s, fd, true);
+	if (e != hipSuccess)
+		FAIL("hipImportExternalSemaphore returned %d (is the shim preloaded?)", (int)e);
+}
+
+/* ---- completion hand-off (host function -> main thread) ---------------- */
+
+static sem_t done_sem;
+static int64_t t_mark;
+
+static void hostfn_mark(void *arg)
+{
+	(void)arg;
+	t_mark = now_ns();
+	sem_post(&done_sem);
+}
+
+static void hostfn_t0(void *arg)
+{
+	*(int64_t *)arg = now_ns();
+}
+
+static void hostfn_noop(void *arg)
+{
+	(void)arg;
+}
+
+struct raw_signal {
+	uint32_t h;
+	uint64_t point;
+};
+
+/* What an application would write by hand: the signal ioctl in a host
+ * function (the runtime primitive + the bare kernel call). */
+static void hostfn_raw_signal(void *arg)
+{
+	struct raw_signal *r = arg;
+	so_signal(drm, r->h, r->point);
+}
+
+static void wait_done(void)
+{
+	while (sem_wait(&done_sem) && errno == EINTR)
+		;
+}
+
+/* ---- helper thread: blocks on an eventfd, then does an action ---------- */
+
+enum helper_action { HELP_STAMP, HELP_RELEASE_SLOT };
+
+static struct {
+	int efd;
+	enum helper_action action;
+	volatile uint64_t *slot;
+	uint64_t value;
+	int64_t t_woke;
+	sem_t ready, woke;
+	bool quit;
+} hp;
+
+static void *helper_main(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		uint64_t cnt;
+		sem_wait(&hp.ready);
+		if (hp.quit)
+			return NULL;
+		while (read(hp.efd, &cnt, sizeof(cnt)) < 0 && errno == EINTR)
+			;
+		if (hp.action == HELP_RELEASE_SLOT)
+			__atomic_store_n(hp.slot, hp.value, __ATOMIC_RELEASE);
+		hp.t_woke = now_ns();
+		sem_post(&hp.woke);
+	}
+}
+
+static pthread_t helper_thread;
+
+static void helper_start(void)
+{
+	hp.efd = eventfd(0, EFD_CLOEXEC); /* blocking */
+	CHECK(hp.efd >= 0, "eventfd: %s", strerror(errno));
+	sem_init(&hp.ready, 0, 0);
+	sem_init(&hp.woke, 0, 0);
+	pthread_create(&helper_thread, NULL, helper_main, NULL);
+}
+
+static void helper_stop(void)
+{
+	hp.quit = true;
+	sem_post(&hp.ready);
+	pthread_join(helper_thread, NULL);
+	close(hp.efd);
+}
+
+/* Arms the helper on (h, point) and lets it block before returning. */
+static void helper_arm(uint32_t h, uint64_t point, enum helper_action act,
+		       volatile uint64_t *slot, uint64_t value)
+{
+	hp.action = act;
+	hp.slot = slot;
+	hp.value = value;
+	arm_eventfd(h, point, hp.efd);
+	sem_post(&hp.ready);
+}
+
+static void helper_join(void)
+{
+	while (sem_wait(&hp.woke) && errno == EINTR)
+		;
+}
+
+/* ---- signal latency ---------------------------------------------------- */
+
+static void bench_signal(unsigned nsamples)
+{
+	struct samples *kern = calloc(1, sizeof(*kern)), *prim = calloc(1, sizeof(*prim)),
+		       *shim = calloc(1, sizeof(*shim));
+	uint32_t hk = so_create(drm, false), hp_raw = so_create(drm, false);
+	struct bsem bs;
+	hipStream_t st;
+	int64_t t0;
+
+	bsem_make(&bs);
+	HIPCHECK(hipStreamCreate(&st));
+	helper_start();
+	for (uint64_t p = 1; p <= nsamples && time_left(); p++) {
+		/* bare kernel path: signal ioctl -> eventfd wake in another thread */
+		helper_arm(hk, p, HELP_STAMP, NULL, 0);
+		sleep_us(300);
+		t0 = now_ns();
+		so_signal(drm, hk, p);
+		helper_join();
+		if (p > 3)
+			add(kern, hp.t_woke - t0);
+
+		/* primitive + kernel path: a host function doing the ioctl */
+		struct raw_signal rs = { hp_raw, p };
+		helper_arm(hp_raw, p, HELP_STAMP, NULL, 0);
+		sleep_us(300);
+		HIPCHECK(hipLaunchHostFunc(st, hostfn_t0, &t0));
+		HIPCHECK(hipLaunchHostFunc(st, hostfn_raw_signal, &rs));
+		helper_join();
+		HIPCHECK(hipStreamSynchronize(st));
+		if (p > 3)
+			add(prim, hp.t_woke - t0);
+
+		/* the shim: hipSignalExternalSemaphoresAsync after the same
+		 * prior operation */
+		helper_arm(bs.h, p, HELP_STAMP, NULL, 0);
+		sleep_us(300);
+		HIPCHECK(hipLaunchHostFunc(st, hostfn_t0, &t0));
+		HIPCHECK(signal1(bs.s, p, st));
+		helper_join();
+		HIPCHECK(hipStreamSynchronize(st));
+		if (p > 3)
+			add(shim, hp.t_woke - t0);
+	}
+	helper_stop();
+	report_lat("signal.kernel", kern);
+	report_lat("signal.primitive", prim);
+	report_lat("signal.shim", shim);
+	HIPCHECK(hipStreamDestroy(st));
+	HIPCHECK(hipDestroyExternalSemaphore(bs.s));
+}
+
+/* ---- wait latency ------------------------------------------------------ */
+
+static void bench_wait(unsigned nsamples)
+{
+	struct samples *kern = calloc(1, sizeof(*kern)), *rt = calloc(1, sizeof(*rt)),
+		       *prim = calloc(1, sizeof(*prim)), *shim = calloc(1, sizeof(*shim));
+	uint32_t hk = so_create(drm, false), hb = so_create(drm, false);
+	volatile uint64_t *slot = pinned(2 * sizeof(uint64_t));
+	struct bsem bs;
+	hipStream_t st;
+	int64_t t0;
+
+	bsem_make(&bs);
+	HIPCHECK(hipStreamCreate(&st));
+	helper_start();
+	for (uint64_t p = 1; p <= nsamples && time_left(); p++) {
+		/* bare kernel path */
+		helper_arm(hk, p, HELP_STAMP, NULL, 0);
+		sleep_us(300);
+		t0 = now_ns();
+		so_signal(drm, hk, p);
+		helper_join();
+		if (p > 3)
+			add(kern, hp.t_woke - t0);
+
+		/* the runtime's wait-value release alone: a host store */
+		HIPCHECK(hipStreamWaitValue64(st, (void *)&slot[1], p, hipStreamWaitValueGte, ~0ull));
+		HIPCHECK(hipLaunchHostFunc(st, hostfn_mark, NULL));
+		sleep_us(1000);
+		t0 = now_ns();
+		__atomic_store_n(&slot[1], p, __ATOMIC_RELEASE);
+		wait_done();
+		if (p > 3)
+			add(rt, t_mark - t0);
+
+		/* baseline: kernel path + wait-value release by a thread woken
+		 * by the eventfd */
+		HIPCHECK(hipStreamWaitValue64(st, (void *)&slot[0], p, hipStreamWaitValueGte, ~0ull));
+		HIPCHECK(hipLaunchHostFunc(st, hostfn_mark, NULL));
+		helper_arm(hb, p, HELP_RELEASE_SLOT, &slot[0], p);
+		sleep_us(1000);
+		t0 = now_ns();
+		so_signal(drm, hb, p);
+		wait_done();
+		helper_join();
+		if (p > 3)
+			add(prim, t_mark - t0);
+
+		/* the shim */
+		HIPCHECK(wait1(bs.s, p, st));
+		HIPCHECK(hipLaunchHostFunc(st, hostfn_mark, NULL));
+		sleep_us(1000);
+		t0 = now_ns();
+		so_signal(drm, bs.h, p);
+		wait_done();
+		if (p > 3)
+			add(shim, t_mark - t0);
+	}
+	HIPCHECK(hipStreamSynchronize(st));
+	helper_stop();
+	report_lat("wait.kernel", kern);
+	report_lat("wait.runtime", rt);
+	report_lat("wait.primitive", prim);
+	report_lat("wait.shim", shim);
+	HIPCHECK(hipStreamDestroy(st));
+	HIPCHECK(hipDestroyExternalSemaphore(bs.s));
+}
+
+/* ---- enqueue cost ------------------------------------------------------ */
+
+#define BATCH 8
+
+static void bench_enqueue(unsigned nsamples)
+{
+	enum { NSEM = 16 * BATCH };
+	struct bsem *bs = calloc(NSEM, sizeof(*bs));
+	hipExternalSemaphore_t hs[NSEM];
+	uint32_t raw[NSEM];
+	uint64_t pts[NSEM];
+	test_signal_params sp[16];
+	test_wait_params wp[16];
+	volatile uint64_t *gate = pinned(2 * sizeof(uint64_t));
+	struct samples *s_sig[2], *s_wait[2], *s_hf, *s_wv, *s_arm[2];
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	hipStream_t st;
+	const unsigned ns[2] = { 1, 16 };
+
+	for (int i = 0; i < 2; i++) {
+		s_sig[i] = calloc(1, sizeof(struct samples));
+		s_wait[i] = calloc(1, sizeof(struct samples));
+		s_arm[i] = calloc(1, sizeof(struct samples));
+	}
+	s_hf = calloc(1, sizeof(struct samples));
+	s_wv = calloc(1, sizeof(struct samples));
+	for (int i = 0; i < NSEM; i++) {
+		bsem_make(&bs[i]);
+		hs[i] = bs[i].s;
+		raw[i] = bs[i].h;
+	}
+	memset(sp, 0, sizeof(sp));
+	memset(wp, 0, sizeof(wp));
+	HIPCHECK(hipStreamCreate(&st));
+
+	uint64_t p = 0;
+	for (unsigned k = 0; k < nsamples + 4 && time_left(); k++) {
+		bool keep = k >= 4; /* warm-up: first eventfds, slot chunk, ... */
+		int64_t c0;
+
+		for (int v = 0; v < 2; v++) {
+			unsigned n = ns[v];
+			/* signal: the stream is held at a gate so the callbacks
+			 * do not run while we measure */
+			p++;
+			HIPCHECK(hipStreamWaitValue64(st, (void *)gate, p, hipStreamWaitValueGte, ~0ull));
+			for (unsigned i = 0; i < n; i++)
+				sp[i].params.fence.value = p;
+			c0 = cpu_ns();
+			for (unsigned b = 0; b < BATCH; b++)
+				HIPCHECK(hipSignalExternalSemaphoresAsync(
+					&hs[b * 16], (const hipExternalSemaphoreSignalParams *)sp, n, st));
+			if (keep)
+				add(s_sig[v], (cpu_ns() - c0) / BATCH);
+			__atomic_store_n(gate, p, __ATOMIC_RELEASE);
+			HIPCHECK(hipStreamSynchronize(st));
+
+			/* wait: every call waits for a point not yet signaled */
+			p++;
+			for (unsigned i = 0; i < n; i++)
+				wp[i].params.fence.value = p;
+			c0 = cpu_ns();
+			for (unsigned b = 0; b < BATCH; b++)
+				HIPCHECK(hipWaitExternalSemaphoresAsync(
+					&hs[b * 16], (const hipExternalSemaphoreWaitParams *)wp, n, st));
+			if (keep)
+				add(s_wait[v], (cpu_ns() - c0) / BATCH);
+			for (int i = 0; i < NSEM; i++)
+				pts[i] = p;
+			CHECK(drmSyncobjTimelineSignal(drm, raw, pts, NSEM) == 0, "signal: %s",
+			      strerror(errno));
+			HIPCHECK(hipStreamSynchronize(st));
+
+			/* kernel floor of a wait: arming n eventfds */
+			c0 = cpu_ns();
+			for (unsigned b = 0; b < BATCH; b++)
+				for (unsigned i = 0; i < n; i++)
+					arm_eventfd(raw[b * 16 + i], p + 1000000, efd);
+			if (keep)
+				add(s_arm[v], (cpu_ns() - c0) / BATCH);
+		}
+
+		/* the primitives */
+		p++;
+		HIPCHECK(hipStreamWaitValue64(st, (void *)gate, p, hipStreamWaitValueGte, ~0ull));
+		c0 = cpu_ns();
+		for (unsigned b = 0; b < BATCH; b++)
+			HIPCHECK(hipLaunchHostFunc(st, hostfn_noop, NULL));
+		if (keep)
+			add(s_hf, (cpu_ns() - c0) / BATCH);
+		c0 = cpu_ns();
+		for (unsigned b = 0; b < BATCH; b++)
+			HIPCHECK(hipStreamWaitValue64(st, (void *)&gate[1], p, hipStreamWaitValueGte,
+						      ~0ull));
+		if (keep)
+			add(s_wv, (cpu_ns() - c0) / BATCH);
+		__atomic_store_n(&gate[1], p, __ATOMIC_RELEASE);
+		__atomic_store_n(gate, p, __ATOMIC_RELEASE);
+		HIPCHECK(hipStreamSynchronize(st));
+	}
+	report_lat("enqueue.signal1", s_sig[0]);
+	report_lat("enqueue.signal16", s_sig[1]);
+	report_lat("enqueue.launchhostfunc", s_hf);
+	report_lat("enqueue.wait1", s_wait[0]);
+	report_lat("enqueue.wait16", s_wait[1]);
+	report_lat("enqueue.waitvalue64", s_wv);
+	report_lat("enqueue.arm1", s_arm[0]);
+	report_lat("enqueue.arm16", s_arm[1]);
+	HIPCHECK(hipStreamDestroy(st));
+	for (int i = 0; i < NSEM; i++)
+		HIPCHECK(hipDestroyExternalSemaphore(bs[i].s));
+	close(efd);
+}
+
+/* ---- stream stall ------------------------------------------------------ */
+
+static void bench_stall(unsigned nsamples)
+{
+	const size_t work = 256 * 1024;
+	struct samples *s[3];
+	static const char *const names[3] = { "stall.plain", "stall.hostfunc", "stall.shim" };
+	struct bsem bs;
+	hipStream_t st;
+	hipEvent_t e0, e1;
+	void *buf;
+
+	for (int i = 0; i < 3; i++)
+		s[i] = calloc(1, sizeof(struct samples));
+	bsem_make(&bs);
+	HIPCHECK(hipStreamCreate(&st));
+	HIPCHECK(hipEventCreate(&e0));
+	HIPCHECK(hipEventCreate(&e1));
+	HIPCHECK(hipMalloc(&buf, work));
+
+	uint64_t p = 0;
+	for (unsigned k = 0; k < nsamples + 4 && time_left(); k++) {
+		for (int v = 0; v < 3; v++) {
+			float ms = 0;
+			HIPCHECK(hipEventRecord(e0, st));
+			HIPCHECK(hipMemsetAsync(buf, (int)k, work, st));
+			if (v == 1)
+				HIPCHECK(hipLaunchHostFunc(st, hostfn_noop, NULL));
+			else if (v == 2)
+				HIPCHECK(signal1(bs.s, ++p, st));
+			HIPCHECK(hipMemsetAsync(buf, (int)k + 1, work, st));
+			HIPCHECK(hipEventRecord(e1, st));
+			HIPCHECK(hipEventSynchronize(e1));
+			HIPCHECK(hipEventElapsedTime(&ms, e0, e1));
+			if (k >= 4)
+				add(s[v], (int64_t)(ms * 1e6));
+		}
+	}
+	for (int i = 0; i < 3; i++)
+		report_lat(names[i], s[i]);
+	HIPCHECK(hipFree(buf));
+	HIPCHECK(hipStreamDestroy(st));
+	HIPCHECK(hipDestroyExternalSemaphore(bs.s));
+}
+
+/* ---- scale ------------------------------------------------------------- */
+
+#define NSTREAMS 64
+
+static long rss_kib(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long v = -1;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %ld", &v) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return v;
+}
+
+static long slab_kib(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[256];
+	long v = -1;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Slab: %ld", &v) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return v;
+}
+
+static size_t heap_used(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+	return mi.uordblks + mi.hblkhd;
+}
+
+/* Threads of this process: all, and those the shim named hipextsem-*. */
+static void count_threads(int *all, int *shim)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+	*all = *shim = 0;
+	while (d && (de = readdir(d))) {
+		char path[300], comm[64] = "";
+		FILE *f;
+		if (de->d_name[0] == '.')
+			continue;
+		(*all)++;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", de->d_name);
+		f = fopen(path, "r");
+		if (f) {
+			if (fgets(comm, sizeof(comm), f) && strncmp(comm, "hipextsem", 9) == 0)
+				(*shim)++;
+			fclose(f);
+		}
+	}
+	if (d)
+		closedir(d);
+}
+
+static void bench_scale(unsigned n, unsigned nsamples)
+{
+	struct bsem *bs = calloc(n, sizeof(*bs));
+	uint32_t *raw = calloc(n, sizeof(*raw));
+	uint64_t *pts = calloc(n, sizeof(*pts));
+	int64_t *t1 = calloc(n, sizeof(*t1));
+	volatile uint64_t *slots = pinned(n * sizeof(uint64_t));
+	hipStream_t st[NSTREAMS];
+	struct samples *shim = calloc(1, sizeof(*shim)), *prim = calloc(1, sizeof(*prim));
+	struct rlimit rl;
+	int thr_all, thr_shim, thr_all0, thr_shim0;
+	char name[64];
+
+	/* Two phases (shim, then baseline), half of the budget each. */
+	int64_t phase_ns = (deadline_ns - now_ns()) / 2;
+	deadline_ns = now_ns() + phase_ns;
+	if (nsamples > 200)
+		nsamples = 200;
+
+	getrlimit(RLIMIT_NOFILE, &rl);
+	report_val("scale.nofile_soft_before", (double)rl.rlim_cur);
+	rl.rlim_cur = rl.rlim_max;
+	setrlimit(RLIMIT_NOFILE, &rl);
+	getrlimit(RLIMIT_NOFILE, &rl);
+	report_val("scale.nofile_soft", (double)rl.rlim_cur);
+	report_val("scale.nofile_hard", (double)rl.rlim_max);
+
+	for (int i = 0; i < NSTREAMS; i++)
+		HIPCHECK(hipStreamCreate(&st[i]));
+	/* Warm-up: device open, waiter thread, first slot chunk. */
+	{
+		struct bsem w;
+		bsem_make(&w);
+		HIPCHECK(wait1(w.s, 1, st[0]));
+		so_signal(drm, w.h, 1);
+		HIPCHECK(hipStreamSynchronize(st[0]));
+		HIPCHECK(hipDestroyExternalSemaphore(w.s));
+	}
+	count_threads(&thr_all0, &thr_shim0);
+	malloc_trim(0);
+
+	/* ---- the shim: N imported semaphores, one pending wait each ---- */
+	size_t h0 = heap_used();
+	long r0 = rss_kib(), k0 = slab_kib();
+	for (unsigned i = 0; i < n; i++) {
+		bsem_make(&bs[i]);
+		raw[i] = bs[i].h;
+	}
+	size_t h1 = heap_used();
+	long k1 = slab_kib();
+	unsigned measured = 0, round = 0;
+	size_t h2 = 0, hp0 = 0, hp1 = 0;
+	long r2 = 0, k2 = 0;
+	hipError_t werr = hipSuccess;
+	unsigned nfail = 0, lost = 0;
+	/* Rounds until enough samples: each round queues one wait (point
+	 * `round`) plus a time-stamping host function per semaphore, spread
+	 * over the streams; the first semaphores are signaled one at a time
+	 * (each is then at the head of its stream's queue), the rest at once. */
+	while (measured < nsamples && time_left()) {
+		round++;
+		for (unsigned i = 0; i < n; i++) {
+			hipError_t e = wait1(bs[i].s, round, st[i % NSTREAMS]);
+			if (e != hipSuccess) {
+				if (!nfail++)
+					werr = e;
+			}
+			HIPCHECK(hipLaunchHostFunc(st[i % NSTREAMS], hostfn_t0, &t1[i]));
+		}
+		if (round == 1) {
+			h2 = heap_used();
+			r2 = rss_kib();
+			k2 = slab_kib();
+			count_threads(&thr_all, &thr_shim);
+		}
+		unsigned i;
+		for (i = 0; i < n && measured < nsamples && time_left(); i++) {
+			sleep_us(1000);
+			t1[i] = 0;
+			int64_t t0 = now_ns();
+			so_signal(drm, raw[i], round);
+			while (!__atomic_load_n(&t1[i], __ATOMIC_ACQUIRE) && now_ns() - t0 < 2000000000)
+				sleep_us(20);
+			if (__atomic_load_n(&t1[i], __ATOMIC_ACQUIRE))
+				add(shim, t1[i] - t0);
+			else
+				lost++;
+			measured++;
+		}
+		for (unsigned j = i; j < n; j++)
+			pts[j] = round;
+		if (i < n)
+			CHECK(drmSyncobjTimelineSignal(drm, raw + i, pts + i, n - i) == 0,
+			      "bulk signal: %s", strerror(errno));
+		for (int s = 0; s < NSTREAMS; s++)
+			HIPCHECK(hipStreamSynchronize(st[s]));
+	}
+
+	/* The baseline gets its own half of the time budget. */
+	deadline_ns = now_ns() + phase_ns;
+
+	/* ---- baseline: the runtime primitive with N pending wait-values,
+	 * the signaled one released by a thread woken by its eventfd ---- */
+	helper_start();
+	unsigned pmeasured = 0;
+	uint64_t gen = 0;
+	while (pmeasured < nsamples && time_left()) {
+		gen++;
+		hp0 = heap_used();
+		for (unsigned i = 0; i < n; i++) {
+			HIPCHECK(hipStreamWaitValue64(st[i % NSTREAMS], (void *)&slots[i], gen,
+						      hipStreamWaitValueGte, ~0ull));
+			HIPCHECK(hipLaunchHostFunc(st[i % NSTREAMS], hostfn_t0, &t1[i]));
+		}
+		if (gen == 1)
+			hp1 = heap_used();
+		unsigned i;
+		for (i = 0; i < n && pmeasured < nsamples && time_left(); i++) {
+			t1[i] = 0;
+			helper_arm(raw[i], 1000000 + gen, HELP_RELEASE_SLOT, &slots[i], gen);
+			sleep_us(1000);
+			int64_t t0 = now_ns();
+			so_signal(drm, raw[i], 1000000 + gen);
+			helper_join();
+			while (!__atomic_load_n(&t1[i], __ATOMIC_ACQUIRE) && now_ns() - t0 < 2000000000)
+				sleep_us(20);
+			if (__atomic_load_n(&t1[i], __ATOMIC_ACQUIRE))
+				add(prim, t1[i] - t0);
+			pmeasured++;
+		}
+		for (unsigned j = i; j < n; j++)
+			__atomic_store_n(&slots[j], gen, __ATOMIC_RELEASE);
+		for (int s = 0; s < NSTREAMS; s++)
+			HIPCHECK(hipStreamSynchronize(st[s]));
+	}
+	helper_stop();
+
+#define NAMED(suffix) (snprintf(name, sizeof(name), "scale.%u.%s", n, suffix), name)
+	report_lat(NAMED("shim"), shim);
+	report_lat(NAMED("primitive"), prim);
+	report_val(NAMED("threads_shim"), thr_shim);
+	report_val(NAMED("threads_shim_idle"), thr_shim0);
+	report_val(NAMED("threads_all"), thr_all);
+	report_val(NAMED("threads_all_idle"), thr_all0);
+	report_val(NAMED("heap_import_per_sem"), (double)(h1 - h0) / n);
+	report_val(NAMED("heap_wait_per_sem"), (double)(h2 - h1) / n);
+	report_val(NAMED("heap_primitive_per_wait"), (double)(hp1 - hp0) / n);
+	report_val(NAMED("heap_shim_per_sem"),
+		   ((double)(h2 - h0) - (double)(hp1 - hp0)) / n);
+	report_val(NAMED("rss_per_sem"), (double)(r2 - r0) * 1024 / n);
+	report_val(NAMED("slab_import_per_sem"), (double)(k1 - k0) * 1024 / n);
+	report_val(NAMED("slab_wait_per_sem"), (double)(k2 - k1) * 1024 / n);
+	report_val(NAMED("wait_failures"), nfail);
+	report_val(NAMED("lost_samples"), lost);
+	report_val(NAMED("wait_first_error"), werr);
+#undef NAMED
+
+	for (unsigned i = 0; i < n; i++)
+		HIPCHECK(hipDestroyExternalSemaphore(bs[i].s));
+	for (int i = 0; i < NSTREAMS; i++)
+		HIPCHECK(hipStreamDestroy(st[i]));
+}
+
+int main(int argc, char **argv)
+{
+	const char *node = getenv("HIPEXTSEM_RENDER_NODE");
+	long secs = getenv("HXBENCH_SECONDS") ? atol(getenv("HXBENCH_SECONDS")) : 40;
+	unsigned nsamples = getenv("HXBENCH_SAMPLES") ? (unsigned)atol(getenv("HXBENCH_SAMPLES")) : 300;
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: hxbench signal|wait|enqueue|stall|scale OUTFILE [N]\n");
+		return 2;
+	}
+	if (access(node ? node : "/dev/dri/renderD128", R_OK | W_OK) != 0) {
+		fprintf(stderr, "hxbench: no DRM render node: run it inside the VM (scripts/bench)\n");
+		return 77;
+	}
+	if (!shim_loaded())
+		FAIL("the shim is not preloaded");
+	if (nsamples > MAX_SAMPLES)
+		nsamples = MAX_SAMPLES;
+	deadline_ns = now_ns() + secs * 1000000000LL;
+	out = fopen(argv[2], "a");
+	CHECK(out != NULL, "cannot open %s: %s", argv[2], strerror(errno));
+	sem_init(&done_sem, 0, 0);
+	drm = drm_open();
+	HIPCHECK(hipInit(0));
+
+	const char *mode = argv[1];
+	const char *tag = getenv("HXBENCH_TAG");
+	if (tag)
+		fprintf(out, "# %s %s\n", mode, tag);
+	if (strcmp(mode, "signal") == 0)
+		bench_signal(nsamples);
+	else if (strcmp(mode, "wait") == 0)
+		bench_wait(nsamples);
+	else if (strcmp(mode, "enqueue") == 0)
+		bench_enqueue(nsamples);
+	else if (strcmp(mode, "stall") == 0)
+		bench_stall(nsamples);
+	else if (strcmp(mode, "scale") == 0 && argc > 3)
+		bench_scale((unsigned)atol(argv[3]), nsamples);
+	else
+		FAIL("unknown mode %s", mode);
+	if (now_ns() >= deadline_ns)
+		report_val("time_budget_hit", 1);
+	fclose(out);
+	return 0;
+}

@@ -1,0 +1,896 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hipextsem-info: can external semaphores work here, and if not, why?
+ *
+ * Looks at the three things the shim needs — a DRM render node with sync
+ * objects, a HIP runtime the shim can sit in front of, and the shim itself
+ * with matching symbol versions — without loading the runtime (its
+ * constructors are heavy and may touch the GPU).  The render nodes are
+ * probed through the shim's own sync layer (extsem_core), so the answer is
+ * the one the shim would get.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include <xf86drm.h>
+
+#include "elfscan.h"
+#include "hipextsem/hip_abi.h"
+#include "libsearch.h"
+#include "runtime.h"
+#include "sync.h"
+
+#define MAX_NODES 64
+#define MAX_ALSO 8
+
+/* The four calls the shim implements.  Their version node in the shim must
+ * equal the runtime's for a preloaded definition to interpose (glibc binds
+ * hipFoo@hip_4.3 only to a definition of that node or an unversioned one). */
+static const char *const sem_calls[] = {
+	"hipImportExternalSemaphore",
+	"hipSignalExternalSemaphoresAsync",
+	"hipWaitExternalSemaphoresAsync",
+	"hipDestroyExternalSemaphore",
+};
+#define N_SEM_CALLS (sizeof(sem_calls) / sizeof(sem_calls[0]))
+
+/* The runtime functions the shim cannot do without (the `required` entries
+ * of the table in shim/runtime.c). */
+static const char *const required_calls[] = {
+	"hipStreamWaitValue64", "hipStreamAddCallback", "hipHostMalloc", "hipGetDevice",
+};
+#define N_REQUIRED (sizeof(required_calls) / sizeof(required_calls[0]))
+
+/* Sonames an application may link, newest first (as shim/runtime.c). */
+static const char *const runtime_sonames[] = {
+	"libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so.5", "libamdhip64.so",
+};
+#define N_SONAMES (sizeof(runtime_sonames) / sizeof(runtime_sonames[0]))
+
+struct node_report {
+	char path[PATH_MAX];
+	int err;            /* errno of open(), 0 if opened */
+	char driver[32];
+	char pci_bus_id[32];
+	bool syncobj, timeline, eventfd;
+	bool selected;
+};
+
+struct runtime_report {
+	bool found;
+	char path[PATH_MAX];
+	char real_path[PATH_MAX];
+	const char *via;
+	char error[PATH_MAX + 256];
+	char soname[128];
+	char version[64];
+	enum hx_abi abi;
+	const char *sem_state; /* "stock", "hipextsem", "missing" */
+	char sem_node[64];      /* version node of hipImportExternalSemaphore */
+	bool is_cpuhip;         /* the project's CPU reference runtime */
+	const char *missing[N_REQUIRED];
+	size_t n_missing;
+	char also[MAX_ALSO][PATH_MAX];
+	size_t n_also;
+	char program_note[PATH_MAX + 256];
+};
+
+struct shim_export {
+	char name[96];
+	char node[48];        /* "" if unversioned */
+	bool rt_defines;
+	char rt_node[48];
+	bool binds;           /* a reference of the application's would bind to it */
+};
+
+#define MAX_EXPORTS 64
+
+struct shim_report {
+	bool found;
+	char path[PATH_MAX];
+	const char *via;
+	char error[PATH_MAX + 256];
+	struct shim_export exports[MAX_EXPORTS];
+	size_t n_exports;
+	bool interposes;     /* the four semaphore calls bind to the shim */
+	char reason[1024];
+	char partial[1024];  /* other exports that would not interpose */
+};
+
+struct report {
+	struct utsname uts;
+	struct node_report nodes[MAX_NODES];
+	size_t n_nodes;
+	const char *node_env;
+	char selected[PATH_MAX];
+	int select_err;
+	bool selected_timeline, selected_eventfd;
+	struct runtime_report rt;
+	struct shim_report shim;
+	bool ok;
+	char verdict[3 * PATH_MAX + 1024];
+};
+
+/* ---- render nodes ---------------------------------------------------- */
+
+static void probe_node(const char *path, struct node_report *nr)
+{
+	struct hx_sync_dev dev;
+	drmVersionPtr ver;
+	int fd;
+
+	memset(nr, 0, sizeof(*nr));
+	snprintf(nr->path, sizeof(nr->path), "%s", path);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		nr->err = errno;
+		return;
+	}
+	/* The driver name is wanted for nodes without sync objects too;
+	 * hx_sync_probe_fd stops early on those. */
+	ver = drmGetVersion(fd);
+	if (ver) {
+		snprintf(nr->driver, sizeof(nr->driver), "%s", ver->name ? ver->name : "");
+		drmFreeVersion(ver);
+	}
+	if (hx_sync_probe_fd(fd, &dev, true) == 0) {
+		nr->syncobj = true;
+		nr->timeline = dev.has_timeline;
+		nr->eventfd = dev.has_eventfd;
+		snprintf(nr->pci_bus_id, sizeof(nr->pci_bus_id), "%s", dev.pci_bus_id);
+	}
+	close(fd);
+}
+
+static int cmp_nodes(const void *a, const void *b)
+{
+	int ma = atoi(((const struct node_report *)a)->path + strlen("/dev/dri/renderD"));
+	int mb = atoi(((const struct node_report *)b)->path + strlen("/dev/dri/renderD"));
+	return ma - mb;
+}
+
+static void collect_nodes(struct report *r)
+{
+	DIR *dir = opendir("/dev/dri");
+	struct dirent *de;
+	struct hx_sync_open_opts opts = { 0 };
+	struct hx_sync_dev dev;
+	int ret;
+
+	while (dir && (de = readdir(dir)) && r->n_nodes < MAX_NODES) {
+		char path[PATH_MAX];
+		if (strncmp(de->d_name, "renderD", 7) != 0)
+			continue;
+		snprintf(path, sizeof(path), "/dev/dri/%s", de->d_name);
+		probe_node(path, &r->nodes[r->n_nodes++]);
+	}
+	if (dir)
+		closedir(dir);
+	qsort(r->nodes, r->n_nodes, sizeof(r->nodes[0]), cmp_nodes);
+
+	/* A forced node outside /dev/dri/renderD* is listed too. */
+	r->node_env = getenv("HIPEXTSEM_RENDER_NODE");
+	if (r->node_env && !*r->node_env)
+		r->node_env = NULL;
+	if (r->node_env) {
+		bool listed = false;
+		for (size_t i = 0; i < r->n_nodes; i++)
+			listed |= !strcmp(r->nodes[i].path, r->node_env);
+		if (!listed && r->n_nodes < MAX_NODES)
+			probe_node(r->node_env, &r->nodes[r->n_nodes++]);
+	}
+
+	/* Which node the shim would pick, asked the way shim/sem.c asks: a
+	 * timeline-capable node first, any syncobj node otherwise.  The HIP
+	 * device's PCI bus id is unknown without loading the runtime: with
+	 * several GPUs the shim may prefer another node (its log says). */
+	opts.node_path = r->node_env;
+	opts.allow_eventfd = true;
+	opts.want_timeline = true;
+	ret = hx_sync_open(&dev, &opts);
+	if (ret == -EOPNOTSUPP && !opts.node_path) {
+		opts.want_timeline = false;
+		ret = hx_sync_open(&dev, &opts);
+	}
+	r->select_err = ret;
+	if (ret == 0) {
+		snprintf(r->selected, sizeof(r->selected), "%s", dev.path);
+		r->selected_timeline = dev.has_timeline;
+		r->selected_eventfd = dev.has_eventfd;
+		hx_sync_close(&dev);
+		for (size_t i = 0; i < r->n_nodes; i++)
+			r->nodes[i].selected = !strcmp(r->nodes[i].path, r->selected);
+	}
+}
+
+/* ---- the HIP runtime ------------------------------------------------- */
+
+static enum hx_abi abi_from_soname(const char *soname)
+{
+	const char *p = soname ? strstr(soname, ".so.") : NULL;
+	int major = p ? atoi(p + 4) : 0;
+
+	if (major == 5)
+		return HX_ABI_5;
+	if (major >= 6)
+		return HX_ABI_6; /* 6.x and 7.x share the 6.0 layout */
+	return HX_ABI_UNKNOWN;
+}
+
+static void inspect_runtime(struct runtime_report *rt)
+{
+	char err[128];
+	struct elf_scan *es;
+	const char *node, *base, *p;
+
+	if (!realpath(rt->path, rt->real_path))
+		snprintf(rt->real_path, sizeof(rt->real_path), "%s", rt->path);
+	es = elf_scan_open(rt->path, err, sizeof(err));
+	if (!es) {
+		snprintf(rt->error, sizeof(rt->error), "cannot read %s: %s", rt->path, err);
+		return;
+	}
+	snprintf(rt->soname, sizeof(rt->soname), "%s",
+		 elf_scan_soname(es) ? elf_scan_soname(es) : "");
+	/* The full version is in the real file's name (libamdhip64.so.5.2.21153);
+	 * the runtime carries no version string that can be read without
+	 * running it. */
+	base = strrchr(rt->real_path, '/');
+	base = base ? base + 1 : rt->real_path;
+	p = strstr(base, ".so.");
+	snprintf(rt->version, sizeof(rt->version), "%s", p ? p + 4 : "");
+	rt->abi = abi_from_soname(rt->soname[0] ? rt->soname : base);
+
+	rt->is_cpuhip = elf_scan_defines(es, "cpuhipTestEnqueueDelay", &node);
+	if (elf_scan_defines(es, "hipextsemGetStats", &node)) {
+		rt->sem_state = "hipextsem";
+	} else {
+		size_t have = 0;
+		for (size_t i = 0; i < N_SEM_CALLS; i++) {
+			if (!elf_scan_defines(es, sem_calls[i], &node))
+				continue;
+			have++;
+			if (i == 0)
+				snprintf(rt->sem_node, sizeof(rt->sem_node), "%s", node ? node : "");
+		}
+		rt->sem_state = have == N_SEM_CALLS ? "stock" : "missing";
+	}
+	for (size_t i = 0; i < N_REQUIRED; i++)
+		if (!elf_scan_defines(es, required_calls[i], &node))
+			rt->missing[rt->n_missing++] = required_calls[i];
+	elf_scan_close(es);
+}
+
+static const char *program_path(const char *prog, char *buf, size_t len)
+{
+	const char *path = getenv("PATH");
+
+	if (strchr(prog, '/'))
+		return prog;
+	while (path && *path) {
+		size_t n = strcspn(path, ":");
+		snprintf(buf, len, "%.*s/%s", (int)n, n ? path : ".", prog);
+		if (access(buf, X_OK) == 0)
+			return buf;
+		path += n + (path[n] ? 1 : 0);
+	}
+	return NULL;
+}
+
+/* True if path is the runtime already reported or one already listed. */
+static bool same_file(const struct runtime_report *rt, const char *path)
+{
+	struct stat a, b;
+
+	if (stat(path, &a) != 0)
+		return true;
+	if (stat(rt->path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+		return true;
+	for (size_t i = 0; i < rt->n_also; i++)
+		if (stat(rt->also[i], &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+			return true;
+	return false;
+}
+
+/* Returns false on a usage error (program not found or not readable). */
+static bool find_runtime(struct runtime_report *rt, const char *forced, const char *program)
+{
+	struct lib_search_ctx ctx = { 0 }, *pctx = NULL;
+	struct elf_scan *pes = NULL;
+	char pbuf[PATH_MAX], origin[PATH_MAX], err[128];
+	const char *wanted = NULL;
+	struct lib_hit hit;
+
+	if (forced) {
+		snprintf(rt->path, sizeof(rt->path), "%s", forced);
+		rt->via = "--runtime";
+		rt->found = access(forced, R_OK) == 0;
+		if (!rt->found)
+			snprintf(rt->error, sizeof(rt->error), "%s: %s", forced, strerror(errno));
+		else
+			inspect_runtime(rt);
+		return true;
+	}
+	if (program) {
+		const char *pp = program_path(program, pbuf, sizeof(pbuf));
+		if (!pp || !(pes = elf_scan_open(pp, err, sizeof(err)))) {
+			fprintf(stderr, "hipextsem-info: %s: %s\n", program,
+				pp ? err : "not found in PATH");
+			return false;
+		}
+		if (!realpath(pp, origin))
+			snprintf(origin, sizeof(origin), "%s", pp);
+		ctx.origin = dirname(origin);
+		ctx.rpath = elf_scan_rpath(pes);
+		ctx.runpath = elf_scan_runpath(pes);
+		pctx = &ctx;
+		for (size_t i = 0; i < elf_scan_needed_count(pes); i++)
+			if (!strncmp(elf_scan_needed(pes, i), "libamdhip64.so", 14))
+				wanted = elf_scan_needed(pes, i);
+		if (!wanted)
+			snprintf(rt->program_note, sizeof(rt->program_note),
+				 "%s does not link libamdhip64 directly (it may dlopen it, or "
+				 "load it through another library): showing what a search by "
+				 "soname finds", program);
+	}
+
+	for (size_t i = 0; i < N_SONAMES; i++) {
+		const char *soname = wanted ? wanted : runtime_sonames[i];
+		if (lib_search(soname, pctx, &hit)) {
+			if (!rt->found) {
+				rt->found = true;
+				snprintf(rt->path, sizeof(rt->path), "%s", hit.path);
+				rt->via = hit.via;
+			} else if (rt->n_also < MAX_ALSO && !same_file(rt, hit.path)) {
+				snprintf(rt->also[rt->n_also++], PATH_MAX, "%s", hit.path);
+			}
+		}
+		if (wanted)
+			break;
+	}
+	if (rt->found)
+		inspect_runtime(rt);
+	else
+		snprintf(rt->error, sizeof(rt->error), "no %s found (searched %sLD_LIBRARY_PATH, "
+			 "ld.so.cache and the default directories)",
+			 wanted ? wanted : "libamdhip64.so.{7,6,5}",
+			 pctx ? "the program's RPATH/RUNPATH, " : "");
+	elf_scan_close(pes);
+	return true;
+}
+
+/* ---- the shim ---------------------------------------------------------- */
+
+static bool exe_dir(char *buf, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+	char *slash;
+
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	slash = strrchr(buf, '/');
+	if (!slash)
+		return false;
+	*slash = '\0';
+	return true;
+}
+
+static void find_shim(struct shim_report *sh)
+{
+	const char *env = getenv("HIPEXTSEM_LIBRARY");
+	char dir[PATH_MAX], cand[PATH_MAX + 64];
+	bool have_dir = exe_dir(dir, sizeof(dir));
+
+	if (env && *env) {
+		if (!realpath(env, sh->path))
+			snprintf(sh->path, sizeof(sh->path), "%s", env);
+		sh->via = "HIPEXTSEM_LIBRARY";
+	} else if (have_dir && !strcmp(dir, HX_INFO_BUILD_DIR)) {
+		/* Running from the build tree: its own library. */
+		snprintf(sh->path, sizeof(sh->path), "%s", HX_INFO_BUILD_SHIM);
+		sh->via = "build tree";
+	} else {
+		/* Installed: libdir relative to bindir first, so that a
+		 * relocated or DESTDIR-staged install checks its own copy. */
+		if (HX_INFO_BIN_TO_SHIM[0] == '/')
+			snprintf(cand, sizeof(cand), "%s", HX_INFO_BIN_TO_SHIM);
+		else
+			snprintf(cand, sizeof(cand), "%s/%s", have_dir ? dir : ".",
+				 HX_INFO_BIN_TO_SHIM);
+		if (have_dir && access(cand, F_OK) == 0 && realpath(cand, sh->path)) {
+			sh->via = "next to the executable";
+		} else {
+			snprintf(sh->path, sizeof(sh->path), "%s", HX_INFO_INSTALLED_SHIM);
+			sh->via = "install prefix";
+		}
+	}
+	sh->found = access(sh->path, R_OK) == 0;
+	if (!sh->found)
+		snprintf(sh->error, sizeof(sh->error), "%s: %s", sh->path, strerror(errno));
+}
+
+static void add_export(const char *name, const char *node, void *arg)
+{
+	struct shim_report *sh = arg;
+	struct shim_export *e;
+
+	if (sh->n_exports >= MAX_EXPORTS)
+		return;
+	e = &sh->exports[sh->n_exports++];
+	snprintf(e->name, sizeof(e->name), "%s", name);
+	snprintf(e->node, sizeof(e->node), "%s", node ? node : "");
+}
+
+static int cmp_exports(const void *a, const void *b)
+{
+	const struct shim_export *ea = a, *eb = b;
+	int c = strcmp(ea->node, eb->node);
+	return c ? c : strcmp(ea->name, eb->name);
+}
+
+static const struct shim_export *find_export(const struct shim_report *sh, const char *name)
+{
+	for (size_t i = 0; i < sh->n_exports; i++)
+		if (!strcmp(sh->exports[i].name, name))
+			return &sh->exports[i];
+	return NULL;
+}
+
+static void append(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void append(char *buf, size_t len, const char *fmt, ...)
+{
+	size_t o = strlen(buf);
+	va_list ap;
+
+	if (o + 1 >= len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + o, len - o, fmt, ap);
+	va_end(ap);
+}
+
+static void check_interposition(struct shim_report *sh, const struct runtime_report *rt)
+{
+	char err[128];
+	struct elf_scan *ses, *res = NULL;
+
+	ses = elf_scan_open(sh->path, err, sizeof(err));
+	if (!ses) {
+		sh->found = false;
+		snprintf(sh->error, sizeof(sh->error), "%s: %s", sh->path, err);
+		return;
+	}
+	elf_scan_foreach_defined(ses, add_export, sh);
+	qsort(sh->exports, sh->n_exports, sizeof(sh->exports[0]), cmp_exports);
+	if (rt->found && !rt->error[0])
+		res = elf_scan_open(rt->path, err, sizeof(err));
+	if (!res) {
+		snprintf(sh->reason, sizeof(sh->reason), "no runtime to compare with");
+		goto out;
+	}
+	if (elf_scan_class(ses) != elf_scan_class(res) ||
+	    elf_scan_machine(ses) != elf_scan_machine(res)) {
+		snprintf(sh->reason, sizeof(sh->reason),
+			 "the shim and the runtime are built for different machines");
+		goto out;
+	}
+	/* glibc binds an application's reference hipFoo@node (recorded from
+	 * the runtime it linked against) to a preloaded definition only if
+	 * that definition is unversioned or carries the same node.  A call
+	 * the runtime lacks cannot be referenced at all: harmless. */
+	for (size_t i = 0; i < sh->n_exports; i++) {
+		struct shim_export *e = &sh->exports[i];
+		const char *rnode = NULL;
+		e->rt_defines = elf_scan_defines(res, e->name, &rnode);
+		snprintf(e->rt_node, sizeof(e->rt_node), "%s", rnode ? rnode : "");
+		e->binds = !e->rt_defines || !e->node[0] || !strcmp(e->node, e->rt_node);
+	}
+	sh->interposes = true;
+	for (size_t i = 0; i < N_SEM_CALLS; i++) {
+		const struct shim_export *e = find_export(sh, sem_calls[i]);
+		if (e && e->binds && e->rt_defines)
+			continue;
+		if (e && !e->rt_defines)
+			continue; /* "missing" runtimes are judged by the verdict */
+		sh->interposes = false;
+		if (!e)
+			append(sh->reason, sizeof(sh->reason), "%sthe shim does not export %s",
+			       sh->reason[0] ? "; " : "", sem_calls[i]);
+		else
+			append(sh->reason, sizeof(sh->reason), "%s%s: shim @%s, runtime @%s",
+			       sh->reason[0] ? "; " : "", e->name, e->node[0] ? e->node : "(none)",
+			       e->rt_node[0] ? e->rt_node : "(none)");
+	}
+	for (size_t i = 0; i < sh->n_exports; i++) {
+		const struct shim_export *e = &sh->exports[i];
+		bool core = false;
+		for (size_t j = 0; j < N_SEM_CALLS; j++)
+			core |= !strcmp(e->name, sem_calls[j]);
+		if (!core && !e->binds)
+			append(sh->partial, sizeof(sh->partial), "%s%s@%s (runtime @%s)",
+			       sh->partial[0] ? ", " : "", e->name, e->node, e->rt_node);
+	}
+	if (sh->interposes)
+		snprintf(sh->reason, sizeof(sh->reason),
+			 "the shim defines the four semaphore calls with the runtime's version "
+			 "node%s%s", rt->sem_node[0] ? " " : "", rt->sem_node);
+out:
+	elf_scan_close(res);
+	elf_scan_close(ses);
+}
+
+/* ---- verdict --------------------------------------------------------- */
+
+static void decide(struct report *r)
+{
+	const struct runtime_report *rt = &r->rt;
+	const struct shim_report *sh = &r->shim;
+	char *v = r->verdict;
+	const size_t vl = sizeof(r->verdict);
+	bool any_eacces = false;
+
+	for (size_t i = 0; i < r->n_nodes; i++)
+		any_eacces |= r->nodes[i].err == EACCES || r->nodes[i].err == EPERM;
+
+	r->ok = false;
+	if (r->select_err) {
+		if (r->node_env)
+			snprintf(v, vl, "external semaphores will NOT work: HIPEXTSEM_RENDER_NODE=%s "
+				 "cannot be used (%s); do unset it or name a render node with sync "
+				 "object support", r->node_env,
+				 r->select_err == -ENOTSUP || r->select_err == -EOPNOTSUPP ?
+					 "no sync object support" : strerror(-r->select_err));
+		else if (r->n_nodes == 0)
+			snprintf(v, vl, "external semaphores will NOT work: no DRM render node exists "
+				 "(/dev/dri/renderD* is missing), so there is no kernel sync object "
+				 "to import into; do run on a machine whose GPU driver is loaded "
+				 "(amdgpu, i915, xe, nouveau, or virtio-gpu on Linux 6.6+)");
+		else if (any_eacces)
+			snprintf(v, vl, "external semaphores will NOT work: permission denied on the "
+				 "render nodes; do add the user to the group owning /dev/dri/renderD* "
+				 "(usually 'render') and log in again");
+		else
+			snprintf(v, vl, "external semaphores will NOT work: no render node supports "
+				 "DRM sync objects; do use a driver with syncobj support (amdgpu, i915, "
+				 "xe, nouveau, virtio-gpu) or point HIPEXTSEM_RENDER_NODE at one");
+		return;
+	}
+	if (!rt->found || rt->error[0]) {
+		snprintf(v, vl, "external semaphores will NOT work: %s; do install the HIP runtime "
+			 "(ROCm, or Debian's libamdhip64-5) or add its directory to LD_LIBRARY_PATH",
+			 rt->error[0] ? rt->error : "no HIP runtime found");
+		return;
+	}
+	if (!strcmp(rt->sem_state, "hipextsem")) {
+		snprintf(v, vl, "external semaphores will NOT work: %s is the hipextsem shim, not "
+			 "a HIP runtime; do make libamdhip64 resolve to the real runtime",
+			 rt->path);
+		return;
+	}
+	if (!strcmp(rt->sem_state, "missing")) {
+		snprintf(v, vl, "external semaphores will NOT work: %s has no external semaphore "
+			 "API (it needs HIP 4.3 or later); do upgrade the HIP runtime", rt->path);
+		return;
+	}
+	if (rt->n_missing) {
+		snprintf(v, vl, "external semaphores will NOT work: %s lacks %s, which the shim "
+			 "needs; do use HIP 5.0 or later", rt->path, rt->missing[0]);
+		return;
+	}
+	if (rt->abi == HX_ABI_UNKNOWN) {
+		snprintf(v, vl, "external semaphores will NOT work as is: the ABI of %s cannot be "
+			 "told from its soname; do set HIPEXTSEM_ABI=5 or 6", rt->path);
+		return;
+	}
+	if (!sh->found) {
+		snprintf(v, vl, "external semaphores will NOT work: the shim library is missing "
+			 "(%s); do install hipextsem or set HIPEXTSEM_LIBRARY to libextsem.so",
+			 sh->error);
+		return;
+	}
+	if (!sh->interposes) {
+		snprintf(v, vl, "external semaphores will NOT work: the shim would not interpose "
+			 "(%s); do rebuild hipextsem with version nodes matching this runtime",
+			 sh->reason);
+		return;
+	}
+	r->ok = true;
+	snprintf(v, vl, "external semaphores will work: run the application with hipextsem-run "
+		 "(or LD_PRELOAD=%s); %s (HIP %s ABI) on %s%s%s", sh->path, rt->path,
+		 hx_abi_name(rt->abi), r->selected,
+		 r->selected_timeline ? "" : "; binary semaphores only: the kernel driver has no "
+					     "timeline sync objects (Linux 5.2+)",
+		 r->selected_eventfd ? "" : "; no syncobj eventfd (Linux 6.6+): waits use the "
+					    "multi-handle wait thread");
+	if (sh->partial[0])
+		append(v, vl, "; not intercepted (version node differs): %s", sh->partial);
+}
+
+/* ---- output ------------------------------------------------------------ */
+
+static void json_str(FILE *f, const char *s)
+{
+	if (!s) {
+		fputs("null", f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c == '\n')
+			fputs("\\n", f);
+		else if (c == '\t')
+			fputs("\\t", f);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+static const char *empty_null(const char *s) { return s && *s ? s : NULL; }
+static const char *tf(bool b) { return b ? "true" : "false"; }
+
+static void print_json(const struct report *r, FILE *f)
+{
+	const struct runtime_report *rt = &r->rt;
+	const struct shim_report *sh = &r->shim;
+
+	fputs("{\n  \"tool\": \"hipextsem-info\",\n  \"version\": ", f);
+	json_str(f, HX_INFO_VERSION);
+	fputs(",\n  \"kernel\": {\"sysname\": ", f);
+	json_str(f, r->uts.sysname);
+	fputs(", \"release\": ", f);
+	json_str(f, r->uts.release);
+	fputs(", \"machine\": ", f);
+	json_str(f, r->uts.machine);
+	fputs("},\n  \"render_nodes\": [", f);
+	for (size_t i = 0; i < r->n_nodes; i++) {
+		const struct node_report *n = &r->nodes[i];
+		fputs(i ? ",\n    {" : "\n    {", f);
+		fputs("\"path\": ", f);
+		json_str(f, n->path);
+		fputs(", \"driver\": ", f);
+		json_str(f, empty_null(n->driver));
+		fputs(", \"pci_bus_id\": ", f);
+		json_str(f, empty_null(n->pci_bus_id));
+		fprintf(f, ", \"syncobj\": %s, \"timeline\": %s, \"eventfd\": %s, \"selected\": %s, "
+			"\"error\": ", tf(n->syncobj), tf(n->timeline), tf(n->eventfd),
+			tf(n->selected));
+		json_str(f, n->err ? strerror(n->err) : NULL);
+		fputc('}', f);
+	}
+	fputs(r->n_nodes ? "\n  ],\n" : "],\n", f);
+	fputs("  \"render_node_env\": ", f);
+	json_str(f, r->node_env);
+	fputs(",\n  \"selected_render_node\": ", f);
+	json_str(f, empty_null(r->selected));
+
+	fprintf(f, ",\n  \"runtime\": {\n    \"found\": %s,\n    \"path\": ", tf(rt->found));
+	json_str(f, rt->found ? rt->path : NULL);
+	fputs(",\n    \"real_path\": ", f);
+	json_str(f, rt->found ? empty_null(rt->real_path) : NULL);
+	fputs(",\n    \"found_via\": ", f);
+	json_str(f, rt->found ? rt->via : NULL);
+	fputs(",\n    \"soname\": ", f);
+	json_str(f, empty_null(rt->soname));
+	fputs(",\n    \"version\": ", f);
+	json_str(f, empty_null(rt->version));
+	fputs(",\n    \"abi\": ", f);
+	json_str(f, rt->found && !rt->error[0] ? hx_abi_name(rt->abi) : NULL);
+	fputs(",\n    \"semaphore_calls\": ", f);
+	json_str(f, rt->sem_state);
+	fputs(",\n    \"semaphore_version_node\": ", f);
+	json_str(f, empty_null(rt->sem_node));
+	fprintf(f, ",\n    \"cpuhip\": %s,\n    \"missing_symbols\": [", tf(rt->is_cpuhip));
+	for (size_t i = 0; i < rt->n_missing; i++) {
+		fputs(i ? ", " : "", f);
+		json_str(f, rt->missing[i]);
+	}
+	fputs("],\n    \"also_found\": [", f);
+	for (size_t i = 0; i < rt->n_also; i++) {
+		fputs(i ? ", " : "", f);
+		json_str(f, rt->also[i]);
+	}
+	fputs("],\n    \"note\": ", f);
+	json_str(f, empty_null(rt->program_note));
+	fputs(",\n    \"error\": ", f);
+	json_str(f, empty_null(rt->error));
+
+	fprintf(f, "\n  },\n  \"shim\": {\n    \"found\": %s,\n    \"path\": ", tf(sh->found));
+	json_str(f, sh->path);
+	fputs(",\n    \"found_via\": ", f);
+	json_str(f, sh->via);
+	fputs(",\n    \"exports\": [", f);
+	for (size_t i = 0; i < sh->n_exports; i++) {
+		const struct shim_export *e = &sh->exports[i];
+		fputs(i ? ",\n      {\"name\": " : "\n      {\"name\": ", f);
+		json_str(f, e->name);
+		fputs(", \"node\": ", f);
+		json_str(f, empty_null(e->node));
+		fprintf(f, ", \"runtime_defines\": %s, \"runtime_node\": ", tf(e->rt_defines));
+		json_str(f, empty_null(e->rt_node));
+		fprintf(f, ", \"binds\": %s}", tf(e->binds));
+	}
+	fputs(sh->n_exports ? "\n    ],\n    \"not_interposed\": " : "],\n    \"not_interposed\": ", f);
+	json_str(f, empty_null(sh->partial));
+	fprintf(f, ",\n    \"interposes\": %s,\n    \"reason\": ", tf(sh->interposes));
+	json_str(f, empty_null(sh->reason));
+	fputs(",\n    \"error\": ", f);
+	json_str(f, empty_null(sh->error));
+	fprintf(f, "\n  },\n  \"verdict\": {\"ok\": %s, \"message\": ", tf(r->ok));
+	json_str(f, r->verdict);
+	fputs("}\n}\n", f);
+}
+
+static const char *yes_no(bool b) { return b ? "yes" : "no"; }
+
+static void print_text(const struct report *r, FILE *f)
+{
+	const struct runtime_report *rt = &r->rt;
+	const struct shim_report *sh = &r->shim;
+
+	fprintf(f, "hipextsem-info %s\n\n", HX_INFO_VERSION);
+	fprintf(f, "Kernel:         %s %s (%s)\n", r->uts.sysname, r->uts.release, r->uts.machine);
+
+	fputs("Render nodes:", f);
+	if (r->n_nodes == 0)
+		fputs("   none (/dev/dri/renderD* does not exist: no GPU driver with a render "
+		      "node is loaded here)\n", f);
+	else
+		fputc('\n', f);
+	for (size_t i = 0; i < r->n_nodes; i++) {
+		const struct node_report *n = &r->nodes[i];
+		if (n->err) {
+			fprintf(f, "  %-20s cannot open: %s\n", n->path, strerror(n->err));
+			continue;
+		}
+		fprintf(f, "  %-20s driver %-10s syncobj %-3s timeline %-3s eventfd %-3s%s%s%s\n",
+			n->path, n->driver[0] ? n->driver : "?", yes_no(n->syncobj), yes_no(n->timeline),
+			yes_no(n->eventfd), n->pci_bus_id[0] ? " pci " : "", n->pci_bus_id,
+			n->selected ? "  <- the shim uses this one" : "");
+	}
+	if (r->node_env)
+		fprintf(f, "  (HIPEXTSEM_RENDER_NODE=%s)\n", r->node_env);
+
+	fputs("\nHIP runtime:", f);
+	if (!rt->found) {
+		fprintf(f, "    not found: %s\n", rt->error);
+	} else {
+		fprintf(f, "    %s (found via %s)\n", rt->path, rt->via);
+		if (rt->error[0])
+			fprintf(f, "  error:        %s\n", rt->error);
+		if (strcmp(rt->real_path, rt->path) != 0)
+			fprintf(f, "  file:         %s\n", rt->real_path);
+		fprintf(f, "  soname:       %s\n", rt->soname[0] ? rt->soname : "(none)");
+		fprintf(f, "  version:      %s\n", rt->version[0] ? rt->version : "(unknown)");
+		fprintf(f, "  ABI:          %s%s\n", hx_abi_name(rt->abi),
+			rt->abi == HX_ABI_5   ? " (32-byte handle descriptor, 136-byte params)" :
+			rt->abi == HX_ABI_6   ? " (96-byte handle descriptor, 144-byte params)" :
+						" (cannot tell; HIPEXTSEM_ABI=5 or 6 forces it)");
+		if (rt->sem_state && !strcmp(rt->sem_state, "stock"))
+			fprintf(f, "  semaphores:   stock: the runtime's own calls (@%s), which "
+				"answer \"not supported\" on Linux%s\n",
+				rt->sem_node[0] ? rt->sem_node : "unversioned",
+				rt->is_cpuhip ? " (this is hipextsem's CPU reference runtime)" : "");
+		else if (rt->sem_state && !strcmp(rt->sem_state, "hipextsem"))
+			fputs("  semaphores:   this file is the hipextsem shim itself\n", f);
+		else if (rt->sem_state)
+			fputs("  semaphores:   missing (runtime older than HIP 4.3)\n", f);
+		if (rt->n_missing)
+			fprintf(f, "  missing:      %s (needed by the shim)\n", rt->missing[0]);
+		for (size_t i = 0; i < rt->n_also; i++)
+			fprintf(f, "  also found:   %s (used by applications linked against it)\n",
+				rt->also[i]);
+	}
+	if (rt->program_note[0])
+		fprintf(f, "  note:         %s\n", rt->program_note);
+
+	fputs("\nShim:", f);
+	if (!sh->found) {
+		fprintf(f, "           not found: %s (via %s)\n", sh->error, sh->via);
+	} else {
+		fprintf(f, "           %s (found via %s)\n", sh->path, sh->via);
+		for (size_t i = 0; i < sh->n_exports; i++) {
+			const struct shim_export *e = &sh->exports[i];
+			if (i == 0 || strcmp(e->node, sh->exports[i - 1].node) != 0)
+				fprintf(f, "%s  exports @%-10s", i ? "\n" : "",
+					e->node[0] ? e->node : "(none)");
+			fprintf(f, " %s", e->name);
+		}
+		fprintf(f, "\n  interposes:   %s: %s\n", yes_no(sh->interposes), sh->reason);
+		if (sh->partial[0])
+			fprintf(f, "  not bound:    %s (version node differs from the runtime's)\n",
+				sh->partial);
+	}
+	fprintf(f, "\nVerdict: %s\n", r->verdict);
+}
+
+static void usage(FILE *f)
+{
+	fputs("Usage: hipextsem-info [OPTIONS]\n"
+	      "\n"
+	      "Reports whether HIP external semaphores can work on this machine with the\n"
+	      "hipextsem shim: the kernel, each DRM render node (driver, sync object,\n"
+	      "timeline and eventfd support), the HIP runtime an application would load,\n"
+	      "whether the shim would interpose on it, and a one-line verdict.\n"
+	      "\n"
+	      "Options:\n"
+	      "  --json            machine-readable output (one JSON object)\n"
+	      "  --program PROG    look for the runtime the way PROG would load it (its\n"
+	      "                    DT_NEEDED soname, RPATH/RUNPATH)\n"
+	      "  --runtime FILE    inspect FILE as the HIP runtime instead of searching\n"
+	      "  -h, --help        show this help and exit\n"
+	      "  --version         show the version and exit\n"
+	      "\n"
+	      "Environment: HIPEXTSEM_RENDER_NODE (the node the shim must use),\n"
+	      "HIPEXTSEM_LIBRARY (the shim to check), LD_LIBRARY_PATH (runtime search).\n"
+	      "\n"
+	      "Exit status: 0 if external semaphores will work, 1 if not, 2 on bad usage.\n",
+	      f);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "program", required_argument, NULL, 'p' },
+		{ "runtime", required_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static struct report r;
+	const char *program = NULL, *forced_rt = NULL;
+	bool json = false;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = true; break;
+		case 'p': program = optarg; break;
+		case 'r': forced_rt = optarg; break;
+		case 'h': usage(stdout); return 0;
+		case 'V': printf("hipextsem-info %s\n", HX_INFO_VERSION); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "hipextsem-info: unexpected argument '%s' (see --help)\n",
+			argv[optind]);
+		return 2;
+	}
+
+	if (uname(&r.uts) != 0)
+		snprintf(r.uts.sysname, sizeof(r.uts.sysname), "unknown");
+	collect_nodes(&r);
+	if (!find_runtime(&r.rt, forced_rt, program))
+		return 2;
+	find_shim(&r.shim);
+	if (r.shim.found)
+		check_interposition(&r.shim, &r.rt);
+	decide(&r);
+
+	if (json)
+		print_json(&r, stdout);
+	else
+		print_text(&r, stdout);
+	if (fflush(stdout) != 0)
+		return 2;
+	return r.ok ? 0 : 1;
+}
