@@ -2,12 +2,23 @@
 /*
  * The exported entry points.  Nothing but argument forwarding lives here:
  * everything the shim does not implement is not exported at all, so those
- * calls bind straight to libamdhip64.
+ * calls bind straight to libamdhip64.  Version nodes: libextsem.map.
+ *
+ * Each export also gets a hidden alias (hx_self_*): the address the shim
+ * hands out from hipGetProcAddress and dlsym must be its own function even
+ * when the runtime came first in the lookup scope.
  */
+#include <string.h>
+
 #include "hipextsem/hip_api.h"
+#include "hipextsem/hip_graph.h"
+#include "intercept.h"
 #include "ops.h"
 
 #define HX_EXPORT __attribute__((visibility("default")))
+#define HX_SELF(f) extern __typeof__(f) hx_self_##f __attribute__((alias(#f), visibility("hidden")))
+
+/* ---- hip_4.3: the four calls ------------------------------------------- */
 
 HX_EXPORT hipError_t hipImportExternalSemaphore(hipExternalSemaphore_t *extSem_out,
 						const hipExternalSemaphoreHandleDesc *semHandleDesc)
@@ -20,7 +31,7 @@ hipSignalExternalSemaphoresAsync(const hipExternalSemaphore_t *extSemArray,
 				 const hipExternalSemaphoreSignalParams *paramsArray,
 				 unsigned int numExtSems, hipStream_t stream)
 {
-	return hx_op_signal(extSemArray, paramsArray, numExtSems, stream);
+	return hx_intercept_signal(extSemArray, paramsArray, numExtSems, stream);
 }
 
 HX_EXPORT hipError_t hipWaitExternalSemaphoresAsync(const hipExternalSemaphore_t *extSemArray,
@@ -35,8 +46,154 @@ HX_EXPORT hipError_t hipDestroyExternalSemaphore(hipExternalSemaphore_t extSem)
 	return hx_op_destroy(extSem);
 }
 
+/* ---- hip_5.3 / hip_5.5: graph nodes ------------------------------------ */
+
+typedef struct hx_ext_sem_node_params hx_esnp;
+
+HX_EXPORT hipError_t hipGraphAddExternalSemaphoresSignalNode(hipGraphNode_t *pGraphNode,
+							     hipGraph_t graph,
+							     const hipGraphNode_t *pDependencies,
+							     size_t numDependencies,
+							     const hx_esnp *nodeParams)
+{
+	return hx_graph_add_signal_node(pGraphNode, graph, pDependencies, numDependencies,
+					nodeParams);
+}
+
+HX_EXPORT hipError_t hipGraphAddExternalSemaphoresWaitNode(hipGraphNode_t *pGraphNode,
+							   hipGraph_t graph,
+							   const hipGraphNode_t *pDependencies,
+							   size_t numDependencies,
+							   const hx_esnp *nodeParams)
+{
+	return hx_graph_add_wait_node(pGraphNode, graph, pDependencies, numDependencies,
+				      nodeParams);
+}
+
+HX_EXPORT hipError_t hipGraphExternalSemaphoresSignalNodeGetParams(hipGraphNode_t hNode,
+								   hx_esnp *params_out)
+{
+	return hx_graph_signal_get(hNode, params_out);
+}
+
+HX_EXPORT hipError_t hipGraphExternalSemaphoresSignalNodeSetParams(hipGraphNode_t hNode,
+								   const hx_esnp *nodeParams)
+{
+	return hx_graph_signal_set(hNode, nodeParams);
+}
+
+HX_EXPORT hipError_t hipGraphExternalSemaphoresWaitNodeGetParams(hipGraphNode_t hNode,
+								 hx_esnp *params_out)
+{
+	return hx_graph_wait_get(hNode, params_out);
+}
+
+HX_EXPORT hipError_t hipGraphExternalSemaphoresWaitNodeSetParams(hipGraphNode_t hNode,
+								 const hx_esnp *nodeParams)
+{
+	return hx_graph_wait_set(hNode, nodeParams);
+}
+
+HX_EXPORT hipError_t hipGraphExecExternalSemaphoresSignalNodeSetParams(hipGraphExec_t hGraphExec,
+								       hipGraphNode_t hNode,
+								       const hx_esnp *nodeParams)
+{
+	return hx_graph_exec_signal_set(hGraphExec, hNode, nodeParams);
+}
+
+HX_EXPORT hipError_t hipGraphExecExternalSemaphoresWaitNodeSetParams(hipGraphExec_t hGraphExec,
+								     hipGraphNode_t hNode,
+								     const hx_esnp *nodeParams)
+{
+	return hx_graph_exec_wait_set(hGraphExec, hNode, nodeParams);
+}
+
+HX_EXPORT hipError_t hipGraphAddNode(hipGraphNode_t *pGraphNode, hipGraph_t graph,
+				     const hipGraphNode_t *pDependencies, size_t numDependencies,
+				     struct hx_graph_node_params *nodeParams)
+{
+	return hx_graph_add_node(pGraphNode, graph, pDependencies, numDependencies, nodeParams);
+}
+
+/* ---- hip_6.2: the generic node setters --------------------------------- */
+
+HX_EXPORT hipError_t hipGraphNodeSetParams(hipGraphNode_t node,
+					   struct hx_graph_node_params *nodeParams)
+{
+	return hx_graph_node_set_params(node, nodeParams);
+}
+
+HX_EXPORT hipError_t hipGraphExecNodeSetParams(hipGraphExec_t graphExec, hipGraphNode_t node,
+					       struct hx_graph_node_params *nodeParams)
+{
+	return hx_graph_exec_node_set_params(graphExec, node, nodeParams);
+}
+
+/* ---- hip_6.0, hip_6.1, hip_7.1 ----------------------------------------- */
+
+HX_EXPORT hipError_t hipGetDevicePropertiesR0600(struct hx_device_prop_r0600 *prop, int deviceId)
+{
+	return hx_intercept_device_props_r0600(prop, deviceId);
+}
+
+HX_EXPORT hipError_t hipGetProcAddress(const char *symbol, void **pfn, int hipVersion,
+				       uint64_t flags, hipDriverProcAddressQueryResult *symbolStatus)
+{
+	return hx_intercept_get_proc_address(symbol, pfn, hipVersion, flags, symbolStatus);
+}
+
+HX_EXPORT hipError_t hipGetDriverEntryPoint(const char *symbol, void **funcPtr,
+					    unsigned long long flags, int *driverStatus)
+{
+	return hx_intercept_get_driver_entry_point(symbol, funcPtr, flags, driverStatus);
+}
+
 /* Introspection for the project's own tests and tools; not a HIP API. */
 HX_EXPORT void hipextsemGetStats(struct hx_stats *st)
 {
 	hx_op_stats(st);
 }
+
+/* ---- the table behind hipGetProcAddress and dlsym ---------------------- */
+
+HX_SELF(hipImportExternalSemaphore);
+HX_SELF(hipSignalExternalSemaphoresAsync);
+HX_SELF(hipWaitExternalSemaphoresAsync);
+HX_SELF(hipDestroyExternalSemaphore);
+HX_SELF(hipGraphAddExternalSemaphoresSignalNode);
+HX_SELF(hipGraphAddExternalSemaphoresWaitNode);
+HX_SELF(hipGraphExternalSemaphoresSignalNodeGetParams);
+HX_SELF(hipGraphExternalSemaphoresSignalNodeSetParams);
+HX_SELF(hipGraphExternalSemaphoresWaitNodeGetParams);
+HX_SELF(hipGraphExternalSemaphoresWaitNodeSetParams);
+HX_SELF(hipGraphExecExternalSemaphoresSignalNodeSetParams);
+HX_SELF(hipGraphExecExternalSemaphoresWaitNodeSetParams);
+HX_SELF(hipGraphAddNode);
+HX_SELF(hipGraphNodeSetParams);
+HX_SELF(hipGraphExecNodeSetParams);
+HX_SELF(hipGetDevicePropertiesR0600);
+HX_SELF(hipGetProcAddress);
+HX_SELF(hipGetDriverEntryPoint);
+
+#define EXP(f, node) { #f, node, (void *)&hx_self_##f }
+const struct hx_export hx_exports[] = {
+	EXP(hipImportExternalSemaphore, "hip_4.3"),
+	EXP(hipSignalExternalSemaphoresAsync, "hip_4.3"),
+	EXP(hipWaitExternalSemaphoresAsync, "hip_4.3"),
+	EXP(hipDestroyExternalSemaphore, "hip_4.3"),
+	EXP(hipGraphAddExternalSemaphoresSignalNode, "hip_5.3"),
+	EXP(hipGraphAddExternalSemaphoresWaitNode, "hip_5.3"),
+	EXP(hipGraphExternalSemaphoresSignalNodeGetParams, "hip_5.3"),
+	EXP(hipGraphExternalSemaphoresSignalNodeSetParams, "hip_5.3"),
+	EXP(hipGraphExternalSemaphoresWaitNodeGetParams, "hip_5.3"),
+	EXP(hipGraphExternalSemaphoresWaitNodeSetParams, "hip_5.3"),
+	EXP(hipGraphExecExternalSemaphoresSignalNodeSetParams, "hip_5.3"),
+	EXP(hipGraphExecExternalSemaphoresWaitNodeSetParams, "hip_5.3"),
+	EXP(hipGraphAddNode, "hip_5.5"),
+	EXP(hipGraphNodeSetParams, "hip_6.2"),
+	EXP(hipGraphExecNodeSetParams, "hip_6.2"),
+	EXP(hipGetDevicePropertiesR0600, "hip_6.0"),
+	EXP(hipGetProcAddress, "hip_6.1"),
+	EXP(hipGetDriverEntryPoint, "hip_7.1"),
+	{ NULL, NULL, NULL },
+};

@@ -8,6 +8,8 @@
 #define HIPEXTSEM_OPS_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "hipextsem/hip_api.h"
 
@@ -32,5 +34,12 @@ struct hx_stats {
 void hx_op_stats(struct hx_stats *st);
 /* Exported (HIPEXTSEM_0.1) for the project's tests and tools. */
 void hipextsemGetStats(struct hx_stats *st);
+
+/* Graph nodes and stream capture (intercept.c). */
+hipError_t hx_op_signal_validate(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
+				 const char *what);
+void hx_op_signal_handles(const hipExternalSemaphore_t *hs, const uint64_t *values, unsigned n);
+/* Capability report: can timeline syncobjs be imported?  `why` on false. */
+bool hx_op_timeline_supported(char *why, size_t n);
 
 #endif

@@ -54,6 +54,8 @@ static const struct sym_entry runtime_syms[] = {
 	SYM(GraphExecExternalSemaphoresSignalNodeSetParams, false),
 	SYM(GraphExecExternalSemaphoresWaitNodeSetParams, false),
 	SYM(GraphAddNode, false),
+	SYM(GraphNodeSetParams, false),
+	SYM(GraphExecNodeSetParams, false),
 	SYM(GraphAddHostNode, false),
 	SYM(GraphHostNodeSetParams, false),
 	SYM(GraphExecHostNodeSetParams, false),
@@ -95,6 +97,7 @@ static enum hx_abi abi_from_path(const char *path)
 static void resolve(void)
 {
 	void *handle = RTLD_NEXT;
+	enum hx_abi by_path, by_version = HX_ABI_UNKNOWN;
 	const char *forced;
 	Dl_info info;
 
@@ -124,29 +127,45 @@ static void resolve(void)
 	if (!hx_rt.ok)
 		return;
 
-	if (dladdr((void *)hx_rt.StreamWaitValue64, &info) && info.dli_fname)
+	if (dladdr((void *)hx_rt.StreamWaitValue64, &info) && info.dli_fname) {
 		snprintf(hx_rt.path, sizeof(hx_rt.path), "%s", info.dli_fname);
-
-	forced = hx_getenv("HIPEXTSEM_ABI");
-	if (forced && (!strcmp(forced, "5") || !strcmp(forced, "6"))) {
-		hx_rt.abi = forced[0] == '5' ? HX_ABI_5 : HX_ABI_6;
-		hx_info("ABI forced to %s by HIPEXTSEM_ABI", hx_abi_name(hx_rt.abi));
-	} else {
-		if (forced)
-			hx_warn("ignoring HIPEXTSEM_ABI=\"%s\" (expected 5 or 6)", forced);
-		hx_rt.abi = abi_from_path(hx_rt.path);
+		/* Hold a reference of our own: RTLD_NEXT takes none, so an
+		 * application that dlopen()ed the runtime could dlclose() it
+		 * and leave every pointer above dangling (the shim is
+		 * nodelete and outlives it).  Never released. */
+		if (!dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD))
+			hx_warn("cannot pin the HIP runtime %s: %s", info.dli_fname, dlerror());
 	}
+
 	/* The soname is authoritative for the layout (the break came with the
 	 * soname bump to .so.6); the version number confirms it and covers a
 	 * runtime loaded through an unversioned file name. */
-	if (hx_rt.RuntimeGetVersion && hx_rt.RuntimeGetVersion(&hx_rt.version) == hipSuccess) {
-		enum hx_abi by_version = hx_rt.version >= 60000000 ? HX_ABI_6 : HX_ABI_5;
-		if (hx_rt.abi == HX_ABI_UNKNOWN)
-			hx_rt.abi = by_version;
-		else if (hx_rt.abi != by_version && !forced)
-			hx_warn("runtime %s says version %d but its file name says %s ABI; using %s",
-				hx_rt.path, hx_rt.version, hx_abi_name(hx_rt.abi),
-				hx_abi_name(hx_rt.abi));
+	by_path = abi_from_path(hx_rt.path);
+	if (hx_rt.RuntimeGetVersion && hx_rt.RuntimeGetVersion(&hx_rt.version) == hipSuccess)
+		by_version = hx_rt.version >= 60000000 ? HX_ABI_6 : HX_ABI_5;
+	hx_rt.abi = by_path != HX_ABI_UNKNOWN ? by_path : by_version;
+	if (by_path != HX_ABI_UNKNOWN && by_version != HX_ABI_UNKNOWN && by_path != by_version)
+		hx_warn("runtime %s says version %d but its file name says %s ABI; using %s",
+			hx_rt.path, hx_rt.version, hx_abi_name(by_path), hx_abi_name(by_path));
+
+	forced = hx_getenv("HIPEXTSEM_ABI");
+	if (forced && (!strcmp(forced, "5") || !strcmp(forced, "6"))) {
+		enum hx_abi want = forced[0] == '5' ? HX_ABI_5 : HX_ABI_6;
+		/* The override is for runtimes whose flavour cannot be told (or
+		 * whose name and version disagree).  One that contradicts every
+		 * clue would make the shim read the caller's arrays with the
+		 * wrong stride -- past their end for 6.x on a 5.x runtime -- so
+		 * it is refused, loudly. */
+		if (hx_rt.abi != HX_ABI_UNKNOWN && want != by_path && want != by_version) {
+			hx_err("ignoring HIPEXTSEM_ABI=%s: the loaded runtime %s (version %d) has "
+			       "the %s ABI", forced, hx_rt.path, hx_rt.version,
+			       hx_abi_name(hx_rt.abi));
+		} else {
+			hx_rt.abi = want;
+			hx_info("ABI forced to %s by HIPEXTSEM_ABI", hx_abi_name(hx_rt.abi));
+		}
+	} else if (forced) {
+		hx_warn("ignoring HIPEXTSEM_ABI=\"%s\" (expected 5 or 6)", forced);
 	}
 	if (hx_rt.abi == HX_ABI_UNKNOWN) {
 		hx_err("cannot tell the ABI of the HIP runtime %s; set HIPEXTSEM_ABI=5 or 6",

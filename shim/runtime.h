@@ -45,6 +45,8 @@ struct hx_runtime {
 	hx_graph_exec_ext_sem_set_fn *GraphExecExternalSemaphoresSignalNodeSetParams;
 	hx_graph_exec_ext_sem_set_fn *GraphExecExternalSemaphoresWaitNodeSetParams;
 	hx_graph_add_node_fn *GraphAddNode;
+	hx_graph_node_set_params_fn *GraphNodeSetParams;
+	hx_graph_exec_node_set_params_fn *GraphExecNodeSetParams;
 	hx_graph_add_host_node_fn *GraphAddHostNode;
 	hx_graph_host_node_set_fn *GraphHostNodeSetParams;
 	hx_graph_exec_host_node_set_fn *GraphExecHostNodeSetParams;

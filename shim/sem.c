@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -67,7 +68,7 @@ static struct {
 	struct reg_entry *tab;
 	uint32_t cap;
 	uint32_t *free_idx;
-	uint32_t nfree;
+	uint32_t free_head, nfree;
 	uint32_t nlive;
 
 	struct slot_chunk **chunks;
@@ -117,9 +118,21 @@ const struct hx_sync_dev *hx_sem_dev(void)
 
 /* ---- registry ---------------------------------------------------------- */
 
+/*
+ * A handle is not a pointer: 0x4858 ("HX") in the top 16 bits (never a
+ * canonical address, so anything that dereferences one faults at once),
+ * a 24-bit generation and a 24-bit registry index + 1.  Lookups compare
+ * the generation, and free indices are reused in FIFO order, so a stale
+ * handle matches a new semaphore only after 2^24 reuses of its slot.
+ */
+#define INDEX_BITS 24
+#define INDEX_MASK ((1u << INDEX_BITS) - 1)
+#define GEN_MASK 0xffffffu
+
 static hipExternalSemaphore_t encode(const struct hx_sem *sem)
 {
-	return (hipExternalSemaphore_t)(uintptr_t)(HANDLE_TAG | ((uint64_t)(sem->gen & 0xffff) << 32) |
+	return (hipExternalSemaphore_t)(uintptr_t)(HANDLE_TAG |
+						   ((uint64_t)(sem->gen & GEN_MASK) << INDEX_BITS) |
 						   ((uint64_t)sem->index + 1));
 }
 
@@ -130,13 +143,45 @@ static struct hx_sem *lookup_locked(hipExternalSemaphore_t h)
 
 	if ((v & HANDLE_TAG_MASK) != HANDLE_TAG)
 		return NULL;
-	idx = (uint32_t)(v & 0xffffffffu);
+	idx = (uint32_t)(v & INDEX_MASK);
 	if (idx == 0 || idx > g.cap)
 		return NULL;
 	idx--;
-	if (!g.tab[idx].sem || (g.tab[idx].gen & 0xffff) != ((v >> 32) & 0xffff))
+	if (!g.tab[idx].sem || (g.tab[idx].gen & GEN_MASK) != ((v >> INDEX_BITS) & GEN_MASK))
 		return NULL;
 	return g.tab[idx].sem;
+}
+
+/* The free indices form a ring of g.cap entries starting at g.free_head. */
+static int grow_locked(void)
+{
+	uint32_t ncap = g.cap ? g.cap * 2 : 64;
+	struct reg_entry *t;
+	uint32_t *f;
+
+	if (ncap > INDEX_MASK)
+		ncap = INDEX_MASK;
+	if (ncap <= g.cap)
+		return -ENOSPC;
+	t = realloc(g.tab, ncap * sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	g.tab = t;
+	f = malloc(ncap * sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < g.nfree; i++)
+		f[i] = g.free_idx[(g.free_head + i) % g.cap];
+	for (uint32_t i = g.cap; i < ncap; i++) {
+		g.tab[i].sem = NULL;
+		g.tab[i].gen = 0;
+		f[g.nfree++] = i;
+	}
+	free(g.free_idx);
+	g.free_idx = f;
+	g.free_head = 0;
+	g.cap = ncap;
+	return 0;
 }
 
 static int register_locked(struct hx_sem *sem)
@@ -144,30 +189,15 @@ static int register_locked(struct hx_sem *sem)
 	uint32_t idx;
 
 	if (g.nfree == 0) {
-		uint32_t ncap = g.cap ? g.cap * 2 : 64;
-		struct reg_entry *t;
-		uint32_t *f;
-
-		if (ncap > 0x7fffffffu)
-			return -ENOSPC;
-		t = realloc(g.tab, ncap * sizeof(*t));
-		if (!t)
-			return -ENOMEM;
-		g.tab = t;
-		f = realloc(g.free_idx, ncap * sizeof(*f));
-		if (!f)
-			return -ENOMEM;
-		g.free_idx = f;
-		for (uint32_t i = ncap; i > g.cap; i--) {
-			g.tab[i - 1].sem = NULL;
-			g.tab[i - 1].gen = 0;
-			g.free_idx[g.nfree++] = i - 1;
-		}
-		g.cap = ncap;
+		int ret = grow_locked();
+		if (ret)
+			return ret;
 	}
-	idx = g.free_idx[--g.nfree];
+	idx = g.free_idx[g.free_head];
+	g.free_head = (g.free_head + 1) % g.cap;
+	g.nfree--;
 	g.tab[idx].sem = sem;
-	g.tab[idx].gen++;
+	g.tab[idx].gen = (g.tab[idx].gen + 1) & GEN_MASK;
 	sem->index = idx;
 	sem->gen = g.tab[idx].gen;
 	g.nlive++;
@@ -177,7 +207,8 @@ static int register_locked(struct hx_sem *sem)
 static void unregister_locked(struct hx_sem *sem)
 {
 	g.tab[sem->index].sem = NULL;
-	g.free_idx[g.nfree++] = sem->index;
+	g.free_idx[(g.free_head + g.nfree) % g.cap] = sem->index;
+	g.nfree++;
 	g.nlive--;
 }
 
@@ -560,10 +591,57 @@ static hipError_t check_params(const char *what, const void *params, unsigned n,
 	return hipSuccess;
 }
 
+#define LOCAL_SEMS 16 /* lookups of up to this many handles need no allocation */
+
+static void free_sems(struct hx_sem **sems, struct hx_sem **local)
+{
+	if (sems != local)
+		free(sems);
+}
+
+/* Shared front half of signal and wait: validation in the stock runtime's
+ * order, then one allocation for the op and a referenced lookup of every
+ * handle (into `local` when it fits).  *op == NULL with hipSuccess means
+ * there is nothing to do. */
+static hipError_t prepare(const char *what, const hipExternalSemaphore_t *hs,
+			  const void *params, unsigned n, bool wait, size_t op_size,
+			  void **op, struct hx_sem ***sems, struct hx_sem **local)
+{
+	hipError_t err;
+
+	*op = NULL;
+	*sems = NULL;
+	if (!hs || !params) {
+		hx_err("%s: %s is NULL", what, !hs ? "extSemArray" : "paramsArray");
+		return hipErrorInvalidValue;
+	}
+	if (n == 0)
+		return hipSuccess;
+	err = check_params(what, params, n, wait);
+	if (err)
+		return err;
+	*op = calloc(1, op_size);
+	*sems = n <= LOCAL_SEMS ? local : malloc((size_t)n * sizeof(**sems));
+	if (!*op || !*sems) {
+		hx_err("%s: out of memory for %u semaphores", what, n);
+		err = hipErrorOutOfMemory;
+	} else {
+		err = lookup_array(hs, n, *sems, what);
+	}
+	if (err) {
+		free(*op);
+		free_sems(*sems, local);
+		*op = NULL;
+		*sems = NULL;
+	}
+	return err;
+}
+
 hipError_t hx_op_signal(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
 			hipStream_t stream)
 {
 	static const char what[] = "hipSignalExternalSemaphoresAsync";
+	struct hx_sem *local[LOCAL_SEMS];
 	struct signal_op *op;
 	struct hx_sem **sems;
 	hipError_t err;
@@ -571,29 +649,10 @@ hipError_t hx_op_signal(const hipExternalSemaphore_t *hs, const void *params, un
 	if (!init())
 		return hipErrorNotInitialized;
 	FORWARD_IF_UNUSABLE(SignalExternalSemaphoresAsync, hs, params, n, stream);
-	if (!hs || !params) {
-		hx_err("%s: %s is NULL", what, !hs ? "extSemArray" : "paramsArray");
-		return hipErrorInvalidValue;
-	}
-	if (n == 0)
-		return hipSuccess;
-	err = check_params(what, params, n, false);
-	if (err)
+	err = prepare(what, hs, params, n, false, sizeof(*op) + (size_t)n * sizeof(op->entries[0]),
+		      (void **)&op, &sems, local);
+	if (err || !op)
 		return err;
-	op = malloc(sizeof(*op) + (size_t)n * sizeof(op->entries[0]));
-	sems = malloc((size_t)n * sizeof(*sems));
-	if (!op || !sems) {
-		free(op);
-		free(sems);
-		hx_err("%s: out of memory for %u semaphores", what, n);
-		return hipErrorOutOfMemory;
-	}
-	err = lookup_array(hs, n, sems, what);
-	if (err) {
-		free(op);
-		free(sems);
-		return err;
-	}
 	op->count = n;
 	op->stream = stream;
 	op->enqueued_ns = hx_now_ns();
@@ -605,7 +664,7 @@ hipError_t hx_op_signal(const hipExternalSemaphore_t *hs, const void *params, un
 			err = hipErrorInvalidValue;
 		}
 	}
-	free(sems);
+	free_sems(sems, local);
 	if (!err)
 		err = check_capture(stream, what);
 	if (!err) {
@@ -715,6 +774,7 @@ hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsi
 		      hipStream_t stream)
 {
 	static const char what[] = "hipWaitExternalSemaphoresAsync";
+	struct hx_sem *local[LOCAL_SEMS];
 	struct hx_wait_op *op;
 	struct hx_sem **sems;
 	enum wait_path path;
@@ -725,26 +785,10 @@ hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsi
 	if (!init())
 		return hipErrorNotInitialized;
 	FORWARD_IF_UNUSABLE(WaitExternalSemaphoresAsync, hs, params, n, stream);
-	if (!hs || !params) {
-		hx_err("%s: %s is NULL", what, !hs ? "extSemArray" : "paramsArray");
-		return hipErrorInvalidValue;
-	}
-	if (n == 0)
-		return hipSuccess;
-	err = check_params(what, params, n, true);
-	if (err)
+	err = prepare(what, hs, params, n, true, sizeof(*op) + (size_t)n * sizeof(op->entries[0]),
+		      (void **)&op, &sems, local);
+	if (err || !op)
 		return err;
-	op = calloc(1, sizeof(*op) + (size_t)n * sizeof(op->entries[0]));
-	sems = malloc((size_t)n * sizeof(*sems));
-	if (!op || !sems) {
-		free(op);
-		free(sems);
-		hx_err("%s: out of memory for %u semaphores", what, n);
-		return hipErrorOutOfMemory;
-	}
-	err = lookup_array(hs, n, sems, what);
-	if (err)
-		goto fail_free;
 	err = check_capture(stream, what);
 	if (err)
 		goto fail_unref;
@@ -809,26 +853,14 @@ hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsi
 	if (kick)
 		hx_waiter_kick();
 
-	for (unsigned i = 0; i < n; i++) {
-		struct hx_wait_entry *e = &op->entries[i];
-		ret = hx_waiter_add(e);
-		if (ret) {
-			/* Treat the entry as satisfied: a stream stuck forever is
-			 * worse than a failed call the caller can see. */
-			err = hipErrorOperatingSystem;
-			hx_sem_entry_done(e);
-		}
-	}
-	free(sems);
+	hx_dbg("%s: %u semaphore(s) on stream %p, slot %u gen %llu", what, n, (void *)stream,
+	       op->slot_index, (unsigned long long)op->gen);
+	hx_waiter_submit(op->entries, n);
+	free_sems(sems, local);
+	/* Drop the guard; the op may be gone after this. */
 	if (atomic_fetch_sub_explicit(&op->remaining, 1, memory_order_acq_rel) == 1)
 		op_release(op);
-	if (err)
-		hx_err("%s: could not arm every semaphore; the stream will not wait for all "
-		       "of them", what);
-	else
-		hx_dbg("%s: %u semaphore(s) on stream %p, slot %u gen %llu", what, n,
-		       (void *)stream, op->slot_index, (unsigned long long)op->gen);
-	return err;
+	return hipSuccess;
 
 fail_slot:
 	pthread_mutex_lock(&g.lock);
@@ -837,8 +869,7 @@ fail_slot:
 fail_unref:
 	for (unsigned i = 0; i < n; i++)
 		hx_sem_unref(sems[i]);
-fail_free:
-	free(sems);
+	free_sems(sems, local);
 	free(op);
 	return err;
 }
@@ -956,7 +987,7 @@ static void fork_child(void)
 	free(g.free_idx);
 	g.tab = NULL;
 	g.free_idx = NULL;
-	g.cap = g.nfree = g.nlive = 0;
+	g.cap = g.nfree = g.nlive = g.free_head = 0;
 	/* Pending ops and their entries belong to the parent's streams. */
 	g.ops = g.ops_tail = g.watch = NULL;
 	g.npending_waits = 0;
@@ -977,4 +1008,97 @@ static void fork_child(void)
 	hx_waiter_reset_after_fork();
 	hx_log_reset_after_fork();
 	hx_trace_reset_after_fork();
+}
+
+/* ---- graph nodes, stream capture, capability report (intercept.c) ----- */
+
+/* Validates a signal array as hx_op_signal does, without a stream: used
+ * when the signal becomes a graph node that runs later, maybe many times. */
+hipError_t hx_op_signal_validate(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
+				 const char *what)
+{
+	struct hx_sem **sems;
+	hipError_t err;
+
+	if (!init())
+		return hipErrorNotInitialized;
+	if (!hs || !params) {
+		hx_err("%s: %s is NULL", what, !hs ? "extSemArray" : "paramsArray");
+		return hipErrorInvalidValue;
+	}
+	if (n == 0)
+		return hipSuccess;
+	err = check_params(what, params, n, false);
+	if (err)
+		return err;
+	sems = malloc((size_t)n * sizeof(*sems));
+	if (!sems)
+		return hipErrorOutOfMemory;
+	err = lookup_array(hs, n, sems, what);
+	if (err) {
+		free(sems);
+		return err;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		if (!err && sems[i]->timeline && hx_abi_signal_value(params, i) == 0) {
+			hx_err("%s: timeline semaphore %p signaled with value 0", what, hs[i]);
+			err = hipErrorInvalidValue;
+		}
+		hx_sem_unref(sems[i]);
+	}
+	free(sems);
+	return err;
+}
+
+/* Signals now (a graph's host node, on the runtime's callback thread).
+ * Handles are looked up at each run: one destroyed since the node was
+ * built is skipped with a log line, never dereferenced. */
+void hx_op_signal_handles(const hipExternalSemaphore_t *hs, const uint64_t *values, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		struct hx_sem *sem;
+		int ret;
+
+		pthread_mutex_lock(&g.lock);
+		sem = lookup_locked(hs[i]);
+		if (sem)
+			sem_ref(sem);
+		pthread_mutex_unlock(&g.lock);
+		if (!sem) {
+			hx_err("graph signal node: semaphore %p was destroyed before the graph ran; "
+			       "not signaled", hs[i]);
+			continue;
+		}
+		ret = hx_sync_signal(&g.dev, sem->handle, sem->timeline ? values[i] : 0);
+		if (ret)
+			hx_err("%s(handle %u, point %llu) failed: %s",
+			       sem->timeline ? "DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL"
+					     : "DRM_IOCTL_SYNCOBJ_SIGNAL",
+			       sem->handle, (unsigned long long)values[i], strerror(-ret));
+		hx_sem_unref(sem);
+	}
+}
+
+/* Can the shim import timeline sync objects?  Opens the device the same
+ * lazy way import does.  On false, `why` says why. */
+bool hx_op_timeline_supported(char *why, size_t n)
+{
+	bool ok = false;
+	int ret;
+
+	if (!init()) {
+		snprintf(why, n, "the HIP runtime could not be resolved");
+		return false;
+	}
+	pthread_mutex_lock(&g.lock);
+	ret = open_device_locked();
+	if (ret)
+		snprintf(why, n, "no usable DRM render node with sync objects (%s)", strerror(-ret));
+	else if (!g.dev.has_timeline)
+		snprintf(why, n, "%s (%s) has no timeline sync objects (DRM_CAP_SYNCOBJ_TIMELINE)",
+			 g.dev.path, g.dev.driver);
+	else
+		ok = true;
+	pthread_mutex_unlock(&g.lock);
+	return ok;
 }

@@ -49,7 +49,7 @@ struct hx_sem {
 	int efd;                      /* eventfd, -1 until the first wait */
 	uint64_t armed;               /* point the eventfd is armed for, or UINT64_MAX */
 	struct hx_wait_entry *pending; /* timeline: ascending by value; binary: FIFO */
-	struct hx_sem *wnext;         /* waiter's list of semaphores with waits */
+	struct hx_sem *wnext, *wprev; /* waiter's list of semaphores with waits */
 	bool in_wlist;
 };
 
@@ -67,8 +67,10 @@ int64_t hx_sem_watchdog(int64_t now_ns);
 
 /* ---- waiter.c ---- */
 int hx_waiter_start(const struct hx_sync_dev *dev);
-/* Queues entry on its semaphore and arms the kernel notification. */
-int hx_waiter_add(struct hx_wait_entry *entry);
+/* Hands the entries of one wait call to the waiter thread, which queues
+ * each on its semaphore and arms the kernel notification.  One wake-up per
+ * call at most (none if the thread is already due to look). */
+void hx_waiter_submit(struct hx_wait_entry *entries, unsigned n);
 /* The semaphore is dead: the waiter drops its eventfd and frees it (the
  * caller must not touch it afterwards). */
 void hx_waiter_forget(struct hx_sem *sem);

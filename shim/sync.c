@@ -95,6 +95,12 @@ int hx_sync_query(const struct hx_sync_dev *dev, uint32_t handle, uint64_t *valu
 	return neg_errno(drmSyncobjQuery(dev->fd, &handle, value, 1));
 }
 
+int hx_sync_query_many(const struct hx_sync_dev *dev, uint32_t *handles, uint64_t *values,
+		       uint32_t count)
+{
+	return neg_errno(drmSyncobjQuery(dev->fd, handles, values, count));
+}
+
 int hx_sync_wait_any(const struct hx_sync_dev *dev, uint32_t *handles, uint64_t *points,
 		     uint32_t count, int64_t abs_timeout_ns, uint32_t *first)
 {

@@ -46,6 +46,9 @@ int hx_sync_destroy(const struct hx_sync_dev *dev, uint32_t handle);
 int hx_sync_signal(const struct hx_sync_dev *dev, uint32_t handle, uint64_t point);
 int hx_sync_reset(const struct hx_sync_dev *dev, uint32_t handle);
 int hx_sync_query(const struct hx_sync_dev *dev, uint32_t handle, uint64_t *value);
+/* Current values of many timeline syncobjs in one ioctl. */
+int hx_sync_query_many(const struct hx_sync_dev *dev, uint32_t *handles, uint64_t *values,
+		       uint32_t count);
 /* Zero-timeout check; 0 = signaled, -ETIME = not yet (also not submitted). */
 int hx_sync_poll(const struct hx_sync_dev *dev, uint32_t handle, uint64_t point);
 /* Arm `efd` to be incremented once `point` signals (wait-for-submit

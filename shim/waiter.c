@@ -10,9 +10,11 @@
  *
  * fallback mode: the thread sleeps in one multi-handle syncobj wait over
  * the lowest pending point of every semaphore plus a private "wake"
- * syncobj that hx_waiter_add signals when the set changes.
+ * syncobj that is signaled when the set changes.
  *
- * Neither mode polls.
+ * New entries are handed over through a queue and armed by the thread
+ * itself, so that a wait call costs the caller one wake-up at most rather
+ * than one ioctl per semaphore.  Neither mode polls.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -37,12 +39,16 @@ static struct {
 	struct hx_sem *list;      /* semaphores with pending entries */
 	unsigned nlist;
 	struct hx_sem *zombies;   /* forgotten, freed by the thread */
+	struct hx_wait_entry *in_head, *in_tail; /* submitted, not yet armed */
+	bool kicked;              /* a wake-up is on its way to the thread */
 	pthread_t thread;
 } w = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.epfd = -1,
 	.kick = -1,
 };
+
+static void drain_incoming_locked(struct hx_wait_entry **done);
 
 const char *hx_waiter_mode(void)
 {
@@ -55,7 +61,10 @@ static void list_add_locked(struct hx_sem *sem)
 {
 	if (sem->in_wlist)
 		return;
+	sem->wprev = NULL;
 	sem->wnext = w.list;
+	if (w.list)
+		w.list->wprev = sem;
 	w.list = sem;
 	sem->in_wlist = true;
 	w.nlist++;
@@ -65,12 +74,13 @@ static void list_remove_locked(struct hx_sem *sem)
 {
 	if (!sem->in_wlist)
 		return;
-	for (struct hx_sem **p = &w.list; *p; p = &(*p)->wnext) {
-		if (*p == sem) {
-			*p = sem->wnext;
-			break;
-		}
-	}
+	if (sem->wprev)
+		sem->wprev->wnext = sem->wnext;
+	else
+		w.list = sem->wnext;
+	if (sem->wnext)
+		sem->wnext->wprev = sem->wprev;
+	sem->wnext = sem->wprev = NULL;
 	sem->in_wlist = false;
 	w.nlist--;
 }
@@ -99,11 +109,21 @@ static int arm_locked(struct hx_sem *sem)
 
 /* Moves satisfied entries of `sem` to *done.  Binary semaphores give one
  * entry per signal and are reset to unsignaled when consumed. */
+static void collect_known_locked(struct hx_sem *sem, const uint64_t *known,
+				 struct hx_wait_entry **done);
+
 static void collect_locked(struct hx_sem *sem, struct hx_wait_entry **done)
+{
+	collect_known_locked(sem, NULL, done);
+}
+
+/* As collect_locked, with the timeline's current value already known. */
+static void collect_known_locked(struct hx_sem *sem, const uint64_t *known,
+				 struct hx_wait_entry **done)
 {
 	if (sem->timeline) {
 		uint64_t cur = 0;
-		int ret = hx_sync_query(w.dev, sem->handle, &cur);
+		int ret = known ? (cur = *known, 0) : hx_sync_query(w.dev, sem->handle, &cur);
 		if (ret) {
 			hx_warn_once("DRM_IOCTL_SYNCOBJ_QUERY failed: %s", strerror(-ret));
 			return;
@@ -179,6 +199,7 @@ static void *eventfd_thread(void *arg)
 		}
 		struct hx_wait_entry *done = NULL;
 		pthread_mutex_lock(&w.lock);
+		drain_incoming_locked(&done);
 		for (int i = 0; i < n; i++) {
 			struct hx_sem *sem = evs[i].data.ptr;
 			uint64_t cnt;
@@ -217,9 +238,12 @@ static void *multiwait_thread(void *arg)
 		int64_t next;
 		int ret;
 
+		struct hx_wait_entry *failed = NULL;
+
 		pthread_mutex_lock(&w.lock);
 		free_zombies_locked();
 		hx_sync_reset(w.dev, w.wake);
+		drain_incoming_locked(&failed);
 		if (w.nlist + 1 > cap) {
 			unsigned ncap = (w.nlist + 1) * 2;
 			uint32_t *h = realloc(handles, ncap * sizeof(*h));
@@ -248,6 +272,7 @@ static void *multiwait_thread(void *arg)
 			sems[n++] = s;
 		}
 		pthread_mutex_unlock(&w.lock);
+		complete(failed);
 
 		/* After the reset above: a kick from now on is not lost. */
 		next = hx_sem_watchdog(hx_now_ns());
@@ -266,14 +291,28 @@ static void *multiwait_thread(void *arg)
 			continue; /* the set changed */
 
 		struct hx_wait_entry *done = NULL;
+		struct hx_sem *hit = sems[first];
+		unsigned nt = 0;
+
 		pthread_mutex_lock(&w.lock);
-		/* Only semaphores still in the list are valid to touch. */
-		for (struct hx_sem *s = w.list; s; s = s->wnext) {
-			if (s == sems[first]) {
-				collect_locked(s, &done);
-				break;
+		/* One wake-up may stand for many signals: look at every timeline
+		 * in one query rather than at one semaphore per wake-up.  The
+		 * list only shrank since the snapshot, so the arrays fit.
+		 * Semaphores are freed only at the top of the loop, so `hit`
+		 * is still readable; in_wlist says whether it is still ours. */
+		for (struct hx_sem *s = w.list; s; s = s->wnext)
+			if (s->timeline) {
+				handles[nt] = s->handle;
+				sems[nt++] = s;
 			}
+		if (nt && hx_sync_query_many(w.dev, handles, points, nt) == 0) {
+			for (unsigned i = 0; i < nt; i++)
+				collect_known_locked(sems[i], &points[i], &done);
+		} else if (hit->timeline && hit->in_wlist) {
+			collect_locked(hit, &done);
 		}
+		if (!hit->timeline && hit->in_wlist)
+			collect_locked(hit, &done);
 		pthread_mutex_unlock(&w.lock);
 		complete(done);
 	}
@@ -360,36 +399,33 @@ static void insert_locked(struct hx_wait_entry *e)
 	*p = e;
 }
 
-int hx_waiter_add(struct hx_wait_entry *e)
+/* Queues one submitted entry on its semaphore and arms the notification.
+ * An entry that cannot be armed is handed back through *done (released):
+ * a stream held forever is worse than a wait that did not hold. */
+static void adopt_locked(struct hx_wait_entry *e, struct hx_wait_entry **done)
 {
 	struct hx_sem *sem = e->sem;
-	struct hx_wait_entry *done = NULL;
-	int ret = 0;
 
-	pthread_mutex_lock(&w.lock);
 	if (w.use_eventfd && sem->efd < 0) {
 		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = sem };
 		sem->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		if (sem->efd < 0) {
-			ret = -errno;
-			hx_err("eventfd() for a semaphore failed: %m");
-			goto out;
+			hx_err("eventfd() for a semaphore failed: %m; its wait is released "
+			       "without waiting (raise RLIMIT_NOFILE?)");
+			goto fail;
 		}
 		if (epoll_ctl(w.epfd, EPOLL_CTL_ADD, sem->efd, &ev)) {
-			ret = -errno;
-			hx_err("epoll_ctl(ADD) failed: %m");
+			hx_err("epoll_ctl(ADD) failed: %m; a wait is released without waiting");
 			close(sem->efd);
 			sem->efd = -1;
-			goto out;
+			goto fail;
 		}
 		sem->armed = UINT64_MAX;
 	}
 	insert_locked(e);
 	list_add_locked(sem);
 	if (w.use_eventfd) {
-		ret = arm_locked(sem);
-		if (ret) {
-			/* Take the entry back out: the caller fails the call. */
+		if (arm_locked(sem)) {
 			for (struct hx_wait_entry **p = &sem->pending; *p; p = &(*p)->next)
 				if (*p == e) {
 					*p = e->next;
@@ -397,17 +433,60 @@ int hx_waiter_add(struct hx_wait_entry *e)
 				}
 			if (!sem->pending)
 				list_remove_locked(sem);
+			hx_err("a wait is released without waiting (see the error above)");
+			goto fail;
 		}
+		/* Already signaled: the eventfd fires at once and the thread
+		 * collects it on its next pass. */
+	}
+	return;
+fail:
+	e->next = *done;
+	*done = e;
+}
+
+static void drain_incoming_locked(struct hx_wait_entry **done)
+{
+	struct hx_wait_entry *e = w.in_head;
+
+	w.in_head = w.in_tail = NULL;
+	w.kicked = false;
+	while (e) {
+		struct hx_wait_entry *next = e->next;
+		e->next = NULL;
+		adopt_locked(e, done);
+		e = next;
+	}
+}
+
+static void kick_locked(void)
+{
+	if (w.use_eventfd) {
+		uint64_t one = 1;
+		(void)!write(w.kick, &one, sizeof(one));
 	} else {
-		ret = hx_sync_signal(w.dev, w.wake, 0);
+		int ret = hx_sync_signal(w.dev, w.wake, 0);
 		if (ret)
 			hx_err("signaling the waiter's wake-up syncobj failed: %s", strerror(-ret));
-		ret = 0; /* the entry is queued; the next wake-up picks it up */
 	}
-out:
+}
+
+void hx_waiter_submit(struct hx_wait_entry *entries, unsigned n)
+{
+	pthread_mutex_lock(&w.lock);
+	for (unsigned i = 0; i < n; i++) {
+		entries[i].next = NULL;
+		if (w.in_tail)
+			w.in_tail->next = &entries[i];
+		else
+			w.in_head = &entries[i];
+		w.in_tail = &entries[i];
+	}
+	if (!w.kicked) {
+		w.kicked = true;
+		kick_locked();
+	}
 	pthread_mutex_unlock(&w.lock);
-	complete(done);
-	return ret;
 }
 
 void hx_waiter_forget(struct hx_sem *sem)
@@ -422,12 +501,7 @@ void hx_waiter_forget(struct hx_sem *sem)
 	if (w.started) {
 		sem->wnext = w.zombies;
 		w.zombies = sem;
-		if (!w.use_eventfd) {
-			hx_sync_signal(w.dev, w.wake, 0);
-		} else {
-			uint64_t one = 1;
-			(void)!write(w.kick, &one, sizeof(one));
-		}
+		kick_locked();
 	} else {
 		free(sem);
 	}
@@ -437,14 +511,8 @@ void hx_waiter_forget(struct hx_sem *sem)
 void hx_waiter_kick(void)
 {
 	pthread_mutex_lock(&w.lock);
-	if (w.started) {
-		if (w.use_eventfd) {
-			uint64_t one = 1;
-			(void)!write(w.kick, &one, sizeof(one));
-		} else {
-			hx_sync_signal(w.dev, w.wake, 0);
-		}
-	}
+	if (w.started)
+		kick_locked();
 	pthread_mutex_unlock(&w.lock);
 }
 
@@ -463,5 +531,7 @@ void hx_waiter_reset_after_fork(void)
 	w.list = NULL;
 	w.nlist = 0;
 	w.zombies = NULL;
+	w.in_head = w.in_tail = NULL;
+	w.kicked = false;
 	w.dev = NULL;
 }

@@ -537,6 +537,13 @@ static hipError_t submit(hipStream_t h, struct cmd *c)
 	if (!c)
 		return hipErrorOutOfMemory;
 	ensure_init();
+	if (cpuhip_capture_active(h)) {
+		/* This runtime records only host functions and external-semaphore
+		 * operations into a capture (cpuhip_graph.c). */
+		free(c->deps);
+		free(c);
+		return hipErrorStreamCaptureUnsupported;
+	}
 	pthread_mutex_lock(&g.lock);
 	struct stream *s = lookup_stream_locked(h);
 	if (!s) {
@@ -1040,6 +1047,8 @@ CPUHIP_EXPORT hipError_t hipStreamDestroy(hipStream_t h)
 CPUHIP_EXPORT hipError_t hipStreamSynchronize(hipStream_t h)
 {
 	ensure_init();
+	if (cpuhip_capture_active(h))
+		return ret(hipErrorStreamCaptureUnsupported);
 	pthread_mutex_lock(&g.lock);
 	struct stream *s = lookup_stream_locked(h);
 	if (!s) {
@@ -1118,9 +1127,32 @@ CPUHIP_EXPORT hipError_t hipLaunchHostFunc(hipStream_t h, hipHostFn_t fn, void *
 {
 	if (!fn)
 		return ret(hipErrorInvalidValue);
+	if (cpuhip_capture_active(h))
+		return ret(cpuhip_capture_host_fn(h, fn, data));
 	return ret(add_callback(h, CMD_HOST_FN, NULL, fn, data));
 }
 #endif
+
+/* For cpuhip_graph.c: graph launches enqueue their host nodes like this. */
+hipError_t cpuhip_enqueue_host_fn(hipStream_t h, hipHostFn_t fn, void *data)
+{
+	return add_callback(h, CMD_HOST_FN, NULL, fn, data);
+}
+
+bool cpuhip_stream_valid(hipStream_t h)
+{
+	ensure_init();
+	pthread_mutex_lock(&g.lock);
+	struct stream *s = lookup_stream_locked(h);
+	bool ok = s != NULL;
+	pthread_mutex_unlock(&g.lock);
+	return ok;
+}
+
+hipError_t cpuhip_set_last_error(hipError_t e)
+{
+	return ret(e);
+}
 
 static hipError_t wait_value(hipStream_t h, void *ptr, uint64_t value, unsigned int flags,
 			     uint64_t mask, bool is64)
@@ -1558,16 +1590,22 @@ CPUHIP_EXPORT hipError_t hipSignalExternalSemaphoresAsync(
 	const hipExternalSemaphore_t *arr, const hipExternalSemaphoreSignalParams *params,
 	unsigned int n, hipStream_t h)
 {
-	return ret(ext_sem_check(arr, params, sizeof(sem_signal_t), offsetof(sem_signal_t, flags), n,
-				 h));
+	hipError_t e = ext_sem_check(arr, params, sizeof(sem_signal_t),
+				     offsetof(sem_signal_t, flags), n, h);
+	if (e == hipSuccess && n && cpuhip_capture_active(h))
+		e = cpuhip_capture_ext_sem(h, false, arr, params, n);
+	return ret(e);
 }
 
 CPUHIP_EXPORT hipError_t hipWaitExternalSemaphoresAsync(const hipExternalSemaphore_t *arr,
 							const hipExternalSemaphoreWaitParams *params,
 							unsigned int n, hipStream_t h)
 {
-	return ret(
-		ext_sem_check(arr, params, sizeof(sem_wait_t), offsetof(sem_wait_t, flags), n, h));
+	hipError_t e =
+		ext_sem_check(arr, params, sizeof(sem_wait_t), offsetof(sem_wait_t, flags), n, h);
+	if (e == hipSuccess && n && cpuhip_capture_active(h))
+		e = cpuhip_capture_ext_sem(h, true, arr, params, n);
+	return ret(e);
 }
 
 CPUHIP_EXPORT hipError_t hipDestroyExternalSemaphore(hipExternalSemaphore_t sem)

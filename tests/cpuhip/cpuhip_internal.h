@@ -26,4 +26,16 @@ const char *cpuhip_error_string(hipError_t e);
 /* Proc address table (cpuhip_procs.c, 6.x flavour only). */
 void *cpuhip_lookup_proc(const char *name);
 
+/* Graphs and stream capture (cpuhip_graph.c; real only in the 6.x flavour,
+ * stubs answering "not capturing" in 5.x). */
+#include <stdbool.h>
+bool cpuhip_capture_active(hipStream_t h);
+hipError_t cpuhip_capture_host_fn(hipStream_t h, hipHostFn_t fn, void *data);
+hipError_t cpuhip_capture_ext_sem(hipStream_t h, bool wait, const hipExternalSemaphore_t *arr,
+				  const void *params, unsigned int n);
+/* cpuhip.c, for cpuhip_graph.c */
+hipError_t cpuhip_enqueue_host_fn(hipStream_t h, hipHostFn_t fn, void *data);
+bool cpuhip_stream_valid(hipStream_t h);
+hipError_t cpuhip_set_last_error(hipError_t e);
+
 #endif /* CPUHIP_INTERNAL_H */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cpuhip_internal.h"
+#include "hipextsem/hip_graph.h"
 
 #if CPUHIP_ABI == 6
 #define PROC(f) { #f, (void *)&f }
@@ -63,6 +64,30 @@ static const struct {
 	PROC(hipStreamWriteValue32),
 	PROC(hipStreamWriteValue64),
 	PROC(hipWaitExternalSemaphoresAsync),
+	PROC(hipGraphCreate),
+	PROC(hipGraphDestroy),
+	PROC(hipGraphExecDestroy),
+	PROC(hipGraphInstantiate),
+	PROC(hipGraphLaunch),
+	PROC(hipStreamBeginCapture),
+	PROC(hipStreamEndCapture),
+	PROC(hipStreamIsCapturing),
+	PROC(hipGraphAddEmptyNode),
+	PROC(hipGraphGetNodes),
+	PROC(hipGraphAddHostNode),
+	PROC(hipGraphExecHostNodeSetParams),
+	PROC(hipGraphHostNodeGetParams),
+	PROC(hipGraphHostNodeSetParams),
+	PROC(hipGraphNodeGetType),
+	PROC(hipGraphAddExternalSemaphoresSignalNode),
+	PROC(hipGraphAddExternalSemaphoresWaitNode),
+	PROC(hipGraphExecExternalSemaphoresSignalNodeSetParams),
+	PROC(hipGraphExecExternalSemaphoresWaitNodeSetParams),
+	PROC(hipGraphExternalSemaphoresSignalNodeGetParams),
+	PROC(hipGraphExternalSemaphoresSignalNodeSetParams),
+	PROC(hipGraphExternalSemaphoresWaitNodeGetParams),
+	PROC(hipGraphExternalSemaphoresWaitNodeSetParams),
+	PROC(hipGraphAddNode),
 };
 
 void *cpuhip_lookup_proc(const char *name)

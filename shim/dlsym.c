@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dlsym/dlvsym interposition, for loaders that dlopen() libamdhip64 and
+ * look the semaphore calls up on its handle (sgl, Orochi, hipew).
+ *
+ * - Lookups on a real handle go to glibc's dlsym; when the name is one the
+ *   shim exports and the symbol found lives in a libamdhip64 file (the
+ *   handle is the runtime, or a library whose local scope includes it),
+ *   the shim's function is returned instead.  Lookups made by the shim
+ *   itself are never rewritten (runtime.c must get the real functions).
+ * - RTLD_NEXT and RTLD_DEFAULT are resolved by glibc relative to the
+ *   caller's return address, so they must reach glibc with the caller's
+ *   return address intact: the exported dlsym/dlvsym are small assembly
+ *   trampolines that tail-jump (jmp, no new frame) to glibc for those two
+ *   handles and to the C code below for the others.
+ * - glibc's own functions are found without going through our dlsym: the
+ *   shim calls dlvsym@GLIBC_2.2.5 (which it does not define; its own
+ *   dlvsym is only the GLIBC_2.34 default) to get dlsym@GLIBC_2.34.
+ *
+ * Version nodes: dlsym is exported as dlsym@@GLIBC_2.34 and
+ * dlsym@GLIBC_2.2.5 (binaries built before glibc 2.34 reference the
+ * latter); dlvsym as dlvsym@@GLIBC_2.34 only.  x86-64 only; elsewhere the
+ * shim does not interpose dlsym.
+ */
+#include <dlfcn.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "intercept.h"
+#include "log.h"
+
+#if defined(__x86_64__) && defined(__GLIBC__)
+
+typedef void *dlsym_fn(void *, const char *);
+typedef void *dlvsym_fn(void *, const char *, const char *);
+
+/* glibc's compat dlvsym: a reference the shim's own dlvsym cannot satisfy. */
+extern void *hx_libc_dlvsym(void *handle, const char *name, const char *version);
+__asm__(".symver hx_libc_dlvsym, dlvsym@GLIBC_2.2.5");
+
+/* Read by the trampolines. */
+__attribute__((visibility("hidden"))) dlsym_fn *hx_real_dlsym;
+__attribute__((visibility("hidden"))) dlvsym_fn *hx_real_dlvsym;
+
+__attribute__((visibility("hidden"))) void hx_dl_bootstrap(void);
+__attribute__((visibility("hidden"))) void *hx_dlsym_handle(void *handle, const char *name);
+__attribute__((visibility("hidden"))) void *hx_dlvsym_handle(void *handle, const char *name,
+							     const char *version);
+
+void hx_dl_bootstrap(void)
+{
+	dlsym_fn *p = (dlsym_fn *)hx_libc_dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+
+	if (!p)
+		p = (dlsym_fn *)hx_libc_dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+	if (!p) {
+		static const char msg[] = "hipextsem: cannot find glibc's dlsym; aborting\n";
+		(void)!write(2, msg, sizeof(msg) - 1);
+		abort();
+	}
+	__atomic_store_n(&hx_real_dlvsym, (dlvsym_fn *)hx_libc_dlvsym, __ATOMIC_RELEASE);
+	__atomic_store_n(&hx_real_dlsym, p, __ATOMIC_RELEASE);
+}
+
+/* dlsym(handle, name): rdi = handle, rsi = name.  RTLD_DEFAULT is 0 and
+ * RTLD_NEXT is -1 in glibc. */
+__asm__(".text\n"
+	".globl hx_dlsym_new\n.type hx_dlsym_new, @function\n"
+	".globl hx_dlsym_old\n.type hx_dlsym_old, @function\n"
+	"hx_dlsym_new:\n"
+	"hx_dlsym_old:\n"
+	"	.cfi_startproc\n"
+	"	movq hx_real_dlsym(%rip), %rax\n"
+	"	testq %rax, %rax\n"
+	"	jz 2f\n"
+	"	cmpq $-1, %rdi\n"
+	"	je 1f\n"
+	"	testq %rdi, %rdi\n"
+	"	je 1f\n"
+	"	jmp hx_dlsym_handle\n"
+	"1:	jmp *%rax\n"
+	"2:	pushq %rdi\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	pushq %rsi\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	subq $8, %rsp\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	call hx_dl_bootstrap\n"
+	"	addq $8, %rsp\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	popq %rsi\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	popq %rdi\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	jmp hx_dlsym_new\n"
+	"	.cfi_endproc\n"
+	".size hx_dlsym_new, .-hx_dlsym_new\n"
+	".size hx_dlsym_old, .-hx_dlsym_old\n"
+	".symver hx_dlsym_new, dlsym@@GLIBC_2.34\n"
+	".symver hx_dlsym_old, dlsym@GLIBC_2.2.5\n");
+
+/* dlvsym(handle, name, version): rdi, rsi, rdx. */
+__asm__(".text\n"
+	".globl hx_dlvsym_new\n.type hx_dlvsym_new, @function\n"
+	"hx_dlvsym_new:\n"
+	"	.cfi_startproc\n"
+	"	movq hx_real_dlsym(%rip), %rax\n"
+	"	testq %rax, %rax\n"
+	"	jz 2f\n"
+	"	movq hx_real_dlvsym(%rip), %rax\n"
+	"	cmpq $-1, %rdi\n"
+	"	je 1f\n"
+	"	testq %rdi, %rdi\n"
+	"	je 1f\n"
+	"	jmp hx_dlvsym_handle\n"
+	"1:	jmp *%rax\n"
+	"2:	pushq %rdi\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	pushq %rsi\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	pushq %rdx\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	call hx_dl_bootstrap\n"
+	"	popq %rdx\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	popq %rsi\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	popq %rdi\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	jmp hx_dlvsym_new\n"
+	"	.cfi_endproc\n"
+	".size hx_dlvsym_new, .-hx_dlvsym_new\n"
+	".symver hx_dlvsym_new, dlvsym@@GLIBC_2.34\n");
+
+static bool from_libamdhip64(const void *p)
+{
+	Dl_info info;
+	const char *base;
+
+	if (!dladdr(p, &info) || !info.dli_fname)
+		return false;
+	base = strrchr(info.dli_fname, '/');
+	base = base ? base + 1 : info.dli_fname;
+	return strncmp(base, "libamdhip64.so", 14) == 0;
+}
+
+static bool caller_is_shim(const void *ra)
+{
+	static void *self_base;
+	Dl_info info;
+	void *base = __atomic_load_n(&self_base, __ATOMIC_RELAXED);
+
+	if (!base) {
+		if (!dladdr((void *)&hx_dl_bootstrap, &info))
+			return false;
+		base = info.dli_fbase;
+		__atomic_store_n(&self_base, base, __ATOMIC_RELAXED);
+	}
+	return dladdr(ra, &info) && info.dli_fbase == base;
+}
+
+static void *substitute(void *found, const char *name, const char *version, const void *ra)
+{
+	void *mine;
+
+	if (!found || !name || strncmp(name, "hip", 3) != 0)
+		return found;
+	mine = hx_intercept_lookup(name, version);
+	if (!mine || caller_is_shim(ra) || !from_libamdhip64(found))
+		return found;
+	hx_dbg("dlsym(%s) on a libamdhip64 handle: handing out the shim's function", name);
+	return mine;
+}
+
+/* Reached by a jmp from the trampoline: the return address is the
+ * application's call site. */
+void *hx_dlsym_handle(void *handle, const char *name)
+{
+	void *ra = __builtin_return_address(0);
+	return substitute(hx_real_dlsym(handle, name), name, NULL, ra);
+}
+
+void *hx_dlvsym_handle(void *handle, const char *name, const char *version)
+{
+	void *ra = __builtin_return_address(0);
+	return substitute(hx_real_dlvsym(handle, name, version), name, version, ra);
+}
+
+#endif

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The paths that reach the semaphore calls without calling the exported
+ * functions directly: hipGetProcAddress / hipGetDriverEntryPoint, dlsym on
+ * a libamdhip64 handle, graph nodes and stream capture, and the device
+ * property that apps gate on.  Called by entry.c; the logic lives in
+ * intercept.c (procs, properties, graphs) and dlsym.c (dlsym/dlvsym).
+ */
+#ifndef HIPEXTSEM_INTERCEPT_H
+#define HIPEXTSEM_INTERCEPT_H
+
+#include <stdint.h>
+
+#include "hipextsem/hip_api.h"
+#include "hipextsem/hip_graph.h"
+
+/* Every exported HIP name with its version node (entry.c), NULL-terminated. */
+struct hx_export {
+	const char *name;
+	const char *node;
+	void *fn;
+};
+extern const struct hx_export hx_exports[];
+
+/* The shim's own function for an exported HIP name, or NULL.  `version`
+ * (may be NULL) must then match the node the shim exports it under. */
+void *hx_intercept_lookup(const char *name, const char *version);
+/* The shim's function replacing `runtime_fn` (a pointer handed out by the
+ * runtime), or NULL if the shim does not implement it. */
+void *hx_intercept_replacement(const void *runtime_fn);
+
+hipError_t hx_intercept_get_proc_address(const char *symbol, void **pfn, int hipVersion,
+					 uint64_t flags, hipDriverProcAddressQueryResult *status);
+hipError_t hx_intercept_get_driver_entry_point(const char *symbol, void **pfn,
+					       unsigned long long flags, int *status);
+hipError_t hx_intercept_device_props_r0600(void *prop, int device);
+
+/* Stream capture of a signal; falls through to hx_op_signal otherwise. */
+hipError_t hx_intercept_signal(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
+			       hipStream_t stream);
+
+hipError_t hx_graph_add_signal_node(hipGraphNode_t *node, hipGraph_t graph,
+				    const hipGraphNode_t *deps, size_t ndeps,
+				    const struct hx_ext_sem_node_params *p);
+hipError_t hx_graph_add_wait_node(hipGraphNode_t *node, hipGraph_t graph,
+				  const hipGraphNode_t *deps, size_t ndeps,
+				  const struct hx_ext_sem_node_params *p);
+hipError_t hx_graph_signal_get(hipGraphNode_t node, struct hx_ext_sem_node_params *out);
+hipError_t hx_graph_signal_set(hipGraphNode_t node, const struct hx_ext_sem_node_params *p);
+hipError_t hx_graph_wait_get(hipGraphNode_t node, struct hx_ext_sem_node_params *out);
+hipError_t hx_graph_wait_set(hipGraphNode_t node, const struct hx_ext_sem_node_params *p);
+hipError_t hx_graph_exec_signal_set(hipGraphExec_t exec, hipGraphNode_t node,
+				    const struct hx_ext_sem_node_params *p);
+hipError_t hx_graph_exec_wait_set(hipGraphExec_t exec, hipGraphNode_t node,
+				  const struct hx_ext_sem_node_params *p);
+hipError_t hx_graph_node_set_params(hipGraphNode_t node, struct hx_graph_node_params *p);
+hipError_t hx_graph_exec_node_set_params(hipGraphExec_t exec, hipGraphNode_t node,
+					 struct hx_graph_node_params *p);
+hipError_t hx_graph_add_node(hipGraphNode_t *node, hipGraph_t graph, const hipGraphNode_t *deps,
+			     size_t ndeps, struct hx_graph_node_params *p);
+
+#endif

@@ -1,0 +1,357 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hipextsem-abicheck: does the shim interpose this libamdhip64?
+ *
+ *   hipextsem-abicheck [--run] RUNTIME SHIM
+ *   hipextsem-abicheck --symbols SHIM           (NAME@NODE per line)
+ *
+ * For every HIP symbol the shim exports, prints its version node and the
+ * node the runtime exports the same name under.  glibc binds an
+ * application's versioned reference (hipFoo@hip_4.3, recorded at link time
+ * from the runtime) to a preloaded definition only when the nodes are
+ * equal: a different node means the call silently bypasses the shim
+ * ("MISMATCH", exit status 1).  A name the runtime lacks is harmless
+ * ("not in runtime": no application linked against it references it).
+ *
+ * About the runtime, read from the ELF file without loading it:
+ *   soname and ABI flavour: the soname's major (.so.5 = 5.x layouts,
+ *     .so.6/.so.7 = 6.x), as the shim itself decides;
+ *   version: the file name's version suffix (libamdhip64.so.5.2.21153)
+ *     and the newest hip_X.Y node it defines (its API level); with --run
+ *     also hipRuntimeGetVersion, by dlopen()ing it (runs its constructors);
+ *   stock semaphore calls: heuristic — the stock Linux runtime implements
+ *     no external semaphores, so it neither imports libdrm's drmSyncobj*
+ *     nor mentions "syncobj"/"SYNCOBJ" anywhere in its read-only data;
+ *     with --run, hipImportExternalSemaphore is called on an OpaqueFd
+ *     descriptor holding /dev/null, which the stock runtime answers with
+ *     hipErrorNotSupported (801) and a syncobj implementation with
+ *     hipErrorInvalidValue or a DRM error.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct sym {
+	char *name;
+	char *node; /* NULL: unversioned */
+	bool hidden;
+};
+
+struct lib {
+	const char *path;
+	char soname[128];
+	struct sym *syms;
+	size_t nsyms;
+	char top_node[32];
+	bool imports_syncobj;
+	bool mentions_syncobj;
+};
+
+static int die(const char *what, const char *path)
+{
+	fprintf(stderr, "hipextsem-abicheck: %s: %s: %s\n", path, what, elf_errmsg(-1));
+	return -1;
+}
+
+static bool node_newer(const char *a, const char *b)
+{
+	int am, an, bm, bn;
+	if (sscanf(a, "hip_%d.%d", &am, &an) != 2)
+		return false;
+	if (!b[0] || sscanf(b, "hip_%d.%d", &bm, &bn) != 2)
+		return true;
+	return am > bm || (am == bm && an > bn);
+}
+
+static bool contains(const char *buf, size_t n, const char *needle)
+{
+	size_t k = strlen(needle);
+	for (size_t i = 0; i + k <= n; i++)
+		if (memcmp(buf + i, needle, k) == 0)
+			return true;
+	return false;
+}
+
+static int load(struct lib *l, const char *path)
+{
+	Elf_Scn *scn = NULL, *dynsym = NULL, *versym = NULL, *verdef = NULL, *dynamic = NULL;
+	GElf_Shdr sh, dsh;
+	char *vnames[1024] = { 0 };
+	size_t shstrndx;
+	Elf *e;
+	int fd;
+
+	memset(l, 0, sizeof(*l));
+	l->path = path;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "hipextsem-abicheck: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF || elf_getshdrstrndx(e, &shstrndx))
+		return die("not an ELF file", path);
+	while ((scn = elf_nextscn(e, scn))) {
+		const char *sname;
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		sname = elf_strptr(e, shstrndx, sh.sh_name);
+		switch (sh.sh_type) {
+		case SHT_DYNSYM:
+			dynsym = scn;
+			break;
+		case SHT_GNU_versym:
+			versym = scn;
+			break;
+		case SHT_GNU_verdef:
+			verdef = scn;
+			break;
+		case SHT_DYNAMIC:
+			dynamic = scn;
+			break;
+		case SHT_PROGBITS:
+			if (sname && (!strcmp(sname, ".rodata") || !strncmp(sname, ".rodata.", 8))) {
+				Elf_Data *d = elf_getdata(scn, NULL);
+				if (d && d->d_buf &&
+				    (contains(d->d_buf, d->d_size, "syncobj") ||
+				     contains(d->d_buf, d->d_size, "SYNCOBJ")))
+					l->mentions_syncobj = true;
+			}
+			break;
+		}
+	}
+	if (!dynsym)
+		return die("no dynamic symbol table", path);
+	gelf_getshdr(dynsym, &dsh);
+	/* version definitions: index -> name */
+	if (verdef) {
+		Elf_Data *d = elf_getdata(verdef, NULL);
+		GElf_Shdr vsh;
+		size_t off = 0;
+		gelf_getshdr(verdef, &vsh);
+		for (unsigned i = 0; d && i < vsh.sh_info; i++) {
+			GElf_Verdef vd;
+			GElf_Verdaux va;
+			if (!gelf_getverdef(d, off, &vd) || !gelf_getverdaux(d, off + vd.vd_aux, &va))
+				break;
+			if (vd.vd_ndx < 1024 && !(vd.vd_flags & VER_FLG_BASE)) {
+				vnames[vd.vd_ndx] = elf_strptr(e, vsh.sh_link, va.vda_name);
+				if (vnames[vd.vd_ndx] && node_newer(vnames[vd.vd_ndx], l->top_node))
+					snprintf(l->top_node, sizeof(l->top_node), "%s",
+						 vnames[vd.vd_ndx]);
+			}
+			if (!vd.vd_next)
+				break;
+			off += vd.vd_next;
+		}
+	}
+	if (dynamic) {
+		Elf_Data *d = elf_getdata(dynamic, NULL);
+		GElf_Shdr ysh;
+		GElf_Dyn dyn;
+		gelf_getshdr(dynamic, &ysh);
+		for (size_t i = 0; d && gelf_getdyn(d, (int)i, &dyn); i++) {
+			if (dyn.d_tag == DT_NULL)
+				break;
+			if (dyn.d_tag == DT_SONAME) {
+				const char *s = elf_strptr(e, ysh.sh_link, dyn.d_un.d_val);
+				snprintf(l->soname, sizeof(l->soname), "%s", s ? s : "");
+			}
+		}
+	}
+	{
+		Elf_Data *d = elf_getdata(dynsym, NULL);
+		Elf_Data *vd = versym ? elf_getdata(versym, NULL) : NULL;
+		size_t n = dsh.sh_entsize ? dsh.sh_size / dsh.sh_entsize : 0;
+		l->syms = calloc(n ? n : 1, sizeof(*l->syms));
+		for (size_t i = 1; d && i < n; i++) {
+			GElf_Sym s;
+			GElf_Versym v = 0;
+			const char *name;
+			if (!gelf_getsym(d, (int)i, &s))
+				continue;
+			name = elf_strptr(e, dsh.sh_link, s.st_name);
+			if (!name || !*name)
+				continue;
+			if (s.st_shndx == SHN_UNDEF) {
+				if (!strncmp(name, "drmSyncobj", 10))
+					l->imports_syncobj = true;
+				continue;
+			}
+			if (s.st_shndx == SHN_ABS) /* version node markers */
+				continue;
+			if (GELF_ST_BIND(s.st_info) == STB_LOCAL)
+				continue;
+			if (vd)
+				gelf_getversym(vd, (int)i, &v);
+			struct sym *y = &l->syms[l->nsyms++];
+			y->name = strdup(name);
+			y->hidden = (v & 0x8000) != 0;
+			v &= 0x7fff;
+			y->node = v > 1 && v < 1024 && vnames[v] ? strdup(vnames[v]) : NULL;
+		}
+	}
+	elf_end(e);
+	close(fd);
+	return 0;
+}
+
+/* The default (non-hidden) definition of `name`, if any. */
+static const struct sym *find(const struct lib *l, const char *name)
+{
+	const struct sym *any = NULL;
+	for (size_t i = 0; i < l->nsyms; i++)
+		if (!strcmp(l->syms[i].name, name)) {
+			if (!l->syms[i].hidden)
+				return &l->syms[i];
+			any = &l->syms[i];
+		}
+	return any;
+}
+
+static int cmp_line(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int list_symbols(const struct lib *shim)
+{
+	char **lines = calloc(shim->nsyms ? shim->nsyms : 1, sizeof(*lines));
+	size_t n = 0;
+
+	for (size_t i = 0; i < shim->nsyms; i++) {
+		const struct sym *s = &shim->syms[i];
+		char buf[512];
+		snprintf(buf, sizeof(buf), "%s%s%s", s->name, s->hidden ? "@" : "@@",
+			 s->node ? s->node : "(none)");
+		lines[n++] = strdup(buf);
+	}
+	qsort(lines, n, sizeof(*lines), cmp_line);
+	for (size_t i = 0; i < n; i++)
+		printf("%s\n", lines[i]);
+	return 0;
+}
+
+static int cmp_sym(const void *a, const void *b)
+{
+	return strcmp(((const struct sym *)a)->name, ((const struct sym *)b)->name);
+}
+
+typedef int (*version_fn)(int *);
+typedef int (*import_fn)(void **, const void *);
+
+static void run_probe(const char *path, int flavour)
+{
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	version_fn ver;
+	import_fn imp;
+	unsigned char desc[96];
+	void *sem = NULL;
+	int v = 0, fd, err;
+
+	if (!h) {
+		printf("  --run: dlopen failed: %s\n", dlerror());
+		return;
+	}
+	ver = (version_fn)dlsym(h, "hipRuntimeGetVersion");
+	if (ver && ver(&v) == 0)
+		printf("  hipRuntimeGetVersion: %d (%d.%d.%d)\n", v, v / 10000000,
+		       (v / 100000) % 100, v % 100000);
+	else
+		printf("  hipRuntimeGetVersion: unavailable\n");
+	imp = (import_fn)dlsym(h, "hipImportExternalSemaphore");
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	memset(desc, 0, sizeof(desc));
+	desc[0] = 1; /* OpaqueFd, type@0 in both layouts */
+	memcpy(desc + 8, &fd, sizeof(fd)); /* handle.fd@8 in both */
+	(void)flavour;
+	if (imp) {
+		err = imp(&sem, desc);
+		printf("  probe: hipImportExternalSemaphore(OpaqueFd, /dev/null) = %d -> %s\n", err,
+		       err == 801 ? "stock (hipErrorNotSupported)"
+		       : err == 100 || err == 101 || err == 35 || err == 3
+			       ? "stock answer for a runtime without a usable device"
+			       : "NOT the stock answer");
+	}
+	close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	struct lib rt, shim;
+	bool run = false;
+	int i = 1, flavour = 0, mismatches = 0;
+	const char *p;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return 2;
+	if (argc == 3 && !strcmp(argv[1], "--symbols"))
+		return load(&shim, argv[2]) ? 2 : list_symbols(&shim);
+	if (i < argc && !strcmp(argv[i], "--run")) {
+		run = true;
+		i++;
+	}
+	if (argc - i != 2) {
+		fprintf(stderr, "usage: hipextsem-abicheck [--run] LIBAMDHIP64 LIBEXTSEM\n"
+				"       hipextsem-abicheck --symbols LIBEXTSEM\n");
+		return 2;
+	}
+	if (load(&rt, argv[i]) || load(&shim, argv[i + 1]))
+		return 2;
+
+	char real[PATH_MAX];
+	const char *base;
+	if (!realpath(rt.path, real))
+		snprintf(real, sizeof(real), "%s", rt.path);
+	base = strrchr(real, '/');
+	base = base ? base + 1 : real;
+	p = strstr(rt.soname, ".so.");
+	flavour = p ? atoi(p + 4) : 0;
+	printf("runtime %s\n", rt.path);
+	printf("  file: %s\n", real);
+	printf("  soname: %s\n", rt.soname[0] ? rt.soname : "(none)");
+	p = strstr(base, ".so.");
+	printf("  version (file name): %s\n", p ? p + 4 : "(not in the file name)");
+	printf("  newest version node: %s\n", rt.top_node[0] ? rt.top_node : "(none)");
+	printf("  ABI flavour: %s\n",
+	       flavour == 5 ? "5.x (32-byte handle desc, 136-byte params)"
+	       : flavour >= 6 ? "6.x (96-byte handle desc, 144-byte params)"
+			      : "unknown (soname has no major: the shim asks hipRuntimeGetVersion)");
+	printf("  semaphore calls: %s\n",
+	       rt.imports_syncobj || rt.mentions_syncobj
+		       ? "NOT stock: the runtime uses DRM sync objects itself (check before preloading)"
+		       : "stock (no drmSyncobj* import, no syncobj strings: no Linux implementation)");
+	if (run)
+		run_probe(rt.path, flavour);
+
+	qsort(shim.syms, shim.nsyms, sizeof(*shim.syms), cmp_sym);
+	printf("shim %s\n", shim.path);
+	printf("  %-52s %-10s %-10s %s\n", "symbol", "shim", "runtime", "result");
+	for (size_t k = 0; k < shim.nsyms; k++) {
+		const struct sym *s = &shim.syms[k], *r;
+		const char *res;
+		if (strncmp(s->name, "hip", 3) != 0 || !strcmp(s->name, "hipextsemGetStats"))
+			continue;
+		r = find(&rt, s->name);
+		if (!r)
+			res = "not in runtime (no app can reference it: harmless)";
+		else if (!r->node || !s->node || strcmp(r->node, s->node) == 0)
+			res = "ok: interposes";
+		else {
+			res = "MISMATCH: references bind to the runtime, the shim is bypassed";
+			mismatches++;
+		}
+		printf("  %-52s %-10s %-10s %s\n", s->name, s->node ? s->node : "-",
+		       r ? (r->node ? r->node : "(none)") : "-", res);
+	}
+	printf("%d mismatch(es)\n", mismatches);
+	return mismatches ? 1 : 0;
+}
