@@ -115,6 +115,48 @@ HX_EXPORT hipError_t hipGraphAddNode(hipGraphNode_t *pGraphNode, hipGraph_t grap
 	return hx_graph_add_node(pGraphNode, graph, pDependencies, numDependencies, nodeParams);
 }
 
+/* ---- hip_4.3 / hip_4.5 / hip_5.3 / hip_6.1: graph wait nodes ---------- */
+
+HX_EXPORT hipError_t hipGraphInstantiate(hipGraphExec_t *pGraphExec, hipGraph_t graph,
+					 hipGraphNode_t *pErrorNode, char *pLogBuffer,
+					 size_t bufferSize)
+{
+	return hx_graph_instantiate(pGraphExec, graph, pErrorNode, pLogBuffer, bufferSize);
+}
+
+HX_EXPORT hipError_t hipGraphInstantiateWithFlags(hipGraphExec_t *pGraphExec, hipGraph_t graph,
+						  unsigned long long flags)
+{
+	return hx_graph_instantiate_with_flags(pGraphExec, graph, flags);
+}
+
+/* hipGraphInstantiateParams *: forwarded untouched. */
+HX_EXPORT hipError_t hipGraphInstantiateWithParams(hipGraphExec_t *pGraphExec, hipGraph_t graph,
+						   void *instantiateParams)
+{
+	return hx_graph_instantiate_with_params(pGraphExec, graph, instantiateParams);
+}
+
+HX_EXPORT hipError_t hipGraphLaunch(hipGraphExec_t graphExec, hipStream_t stream)
+{
+	return hx_graph_launch(graphExec, stream);
+}
+
+HX_EXPORT hipError_t hipGraphLaunch_spt(hipGraphExec_t graphExec, hipStream_t stream)
+{
+	return hx_graph_launch_spt(graphExec, stream);
+}
+
+HX_EXPORT hipError_t hipGraphExecDestroy(hipGraphExec_t graphExec)
+{
+	return hx_graph_exec_destroy(graphExec);
+}
+
+HX_EXPORT hipError_t hipGraphDestroy(hipGraph_t graph)
+{
+	return hx_graph_destroy(graph);
+}
+
 /* ---- hip_6.2: the generic node setters --------------------------------- */
 
 HX_EXPORT hipError_t hipGraphNodeSetParams(hipGraphNode_t node,
@@ -169,6 +211,13 @@ HX_SELF(hipGraphExternalSemaphoresWaitNodeSetParams);
 HX_SELF(hipGraphExecExternalSemaphoresSignalNodeSetParams);
 HX_SELF(hipGraphExecExternalSemaphoresWaitNodeSetParams);
 HX_SELF(hipGraphAddNode);
+HX_SELF(hipGraphInstantiate);
+HX_SELF(hipGraphInstantiateWithFlags);
+HX_SELF(hipGraphInstantiateWithParams);
+HX_SELF(hipGraphLaunch);
+HX_SELF(hipGraphLaunch_spt);
+HX_SELF(hipGraphExecDestroy);
+HX_SELF(hipGraphDestroy);
 HX_SELF(hipGraphNodeSetParams);
 HX_SELF(hipGraphExecNodeSetParams);
 HX_SELF(hipGetDevicePropertiesR0600);
@@ -190,6 +239,13 @@ const struct hx_export hx_exports[] = {
 	EXP(hipGraphExecExternalSemaphoresSignalNodeSetParams, "hip_5.3"),
 	EXP(hipGraphExecExternalSemaphoresWaitNodeSetParams, "hip_5.3"),
 	EXP(hipGraphAddNode, "hip_5.5"),
+	EXP(hipGraphInstantiate, "hip_4.3"),
+	EXP(hipGraphInstantiateWithFlags, "hip_4.5"),
+	EXP(hipGraphInstantiateWithParams, "hip_6.1"),
+	EXP(hipGraphLaunch, "hip_4.3"),
+	EXP(hipGraphLaunch_spt, "hip_5.3"),
+	EXP(hipGraphExecDestroy, "hip_4.3"),
+	EXP(hipGraphDestroy, "hip_4.3"),
 	EXP(hipGraphNodeSetParams, "hip_6.2"),
 	EXP(hipGraphExecNodeSetParams, "hip_6.2"),
 	EXP(hipGetDevicePropertiesR0600, "hip_6.0"),

@@ -56,6 +56,17 @@ hipError_t hx_graph_exec_wait_set(hipGraphExec_t exec, hipGraphNode_t node,
 hipError_t hx_graph_node_set_params(hipGraphNode_t node, struct hx_graph_node_params *p);
 hipError_t hx_graph_exec_node_set_params(hipGraphExec_t exec, hipGraphNode_t node,
 					 struct hx_graph_node_params *p);
+/* Graph wait nodes: instantiation, launch and destruction (intercept.c). */
+hipError_t hx_graph_instantiate(hipGraphExec_t *exec, hipGraph_t graph, hipGraphNode_t *errNode,
+				char *log, size_t logSize);
+hipError_t hx_graph_instantiate_with_flags(hipGraphExec_t *exec, hipGraph_t graph,
+					   unsigned long long flags);
+hipError_t hx_graph_instantiate_with_params(hipGraphExec_t *exec, hipGraph_t graph,
+					    void *params);
+hipError_t hx_graph_launch(hipGraphExec_t exec, hipStream_t stream);
+hipError_t hx_graph_launch_spt(hipGraphExec_t exec, hipStream_t stream);
+hipError_t hx_graph_exec_destroy(hipGraphExec_t exec);
+hipError_t hx_graph_destroy(hipGraph_t graph);
 hipError_t hx_graph_add_node(hipGraphNode_t *node, hipGraph_t graph, const hipGraphNode_t *deps,
 			     size_t ndeps, struct hx_graph_node_params *p);
 

@@ -42,4 +42,8 @@ void hx_op_signal_handles(const hipExternalSemaphore_t *hs, const uint64_t *valu
 /* Capability report: can timeline syncobjs be imported?  `why` on false. */
 bool hx_op_timeline_supported(char *why, size_t n);
 
+/* Graph wait nodes (intercept.c): validates like hx_op_wait, no stream. */
+hipError_t hx_op_wait_validate(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
+			       const char *what);
+
 #endif

@@ -59,6 +59,19 @@ static const struct sym_entry runtime_syms[] = {
 	SYM(GraphAddHostNode, false),
 	SYM(GraphHostNodeSetParams, false),
 	SYM(GraphExecHostNodeSetParams, false),
+	SYM(GraphAddEventWaitNode, false),
+	SYM(GraphInstantiate, false),
+	SYM(GraphInstantiateWithFlags, false),
+	SYM(GraphInstantiateWithParams, false),
+	SYM(GraphLaunch, false),
+	SYM(GraphLaunch_spt, false),
+	SYM(GraphExecDestroy, false),
+	SYM(GraphDestroy, false),
+	SYM(EventCreateWithFlags, false),
+	SYM(EventRecord, false),
+	SYM(EventDestroy, false),
+	SYM(StreamCreateWithFlags, false),
+	SYM(StreamQuery, false),
 };
 #undef SYM
 

@@ -50,6 +50,20 @@ struct hx_runtime {
 	hx_graph_add_host_node_fn *GraphAddHostNode;
 	hx_graph_host_node_set_fn *GraphHostNodeSetParams;
 	hx_graph_exec_host_node_set_fn *GraphExecHostNodeSetParams;
+	/* optional: graph wait nodes (intercept.c) */
+	hx_graph_add_event_node_fn *GraphAddEventWaitNode;
+	hx_graph_instantiate_fn *GraphInstantiate;
+	hx_graph_instantiate_flags_fn *GraphInstantiateWithFlags;
+	hx_graph_instantiate_params_fn *GraphInstantiateWithParams;
+	hx_graph_launch_fn *GraphLaunch;
+	hx_graph_launch_fn *GraphLaunch_spt;
+	hx_graph_exec_destroy_fn *GraphExecDestroy;
+	hx_graph_destroy_fn *GraphDestroy;
+	__typeof__(hipEventCreateWithFlags) *EventCreateWithFlags;
+	__typeof__(hipEventRecord) *EventRecord;
+	__typeof__(hipEventDestroy) *EventDestroy;
+	__typeof__(hipStreamCreateWithFlags) *StreamCreateWithFlags;
+	__typeof__(hipStreamQuery) *StreamQuery;
 
 	enum hx_abi abi;
 	int version;            /* hipRuntimeGetVersion, 0 if unknown */

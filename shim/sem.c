@@ -1102,3 +1102,34 @@ bool hx_op_timeline_supported(char *why, size_t n)
 	pthread_mutex_unlock(&g.lock);
 	return ok;
 }
+
+/* Validates a wait array as hx_op_wait does, without a stream: used when
+ * the wait becomes a graph node (at node creation and before each launch,
+ * so a semaphore destroyed since then fails the launch cleanly). */
+hipError_t hx_op_wait_validate(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
+			       const char *what)
+{
+	struct hx_sem **sems;
+	hipError_t err;
+
+	if (!init())
+		return hipErrorNotInitialized;
+	if (!hs || !params) {
+		hx_err("%s: %s is NULL", what, !hs ? "extSemArray" : "paramsArray");
+		return hipErrorInvalidValue;
+	}
+	if (n == 0)
+		return hipSuccess;
+	err = check_params(what, params, n, true);
+	if (err)
+		return err;
+	sems = malloc((size_t)n * sizeof(*sems));
+	if (!sems)
+		return hipErrorOutOfMemory;
+	err = lookup_array(hs, n, sems, what);
+	if (!err)
+		for (unsigned i = 0; i < n; i++)
+			hx_sem_unref(sems[i]);
+	free(sems);
+	return err;
+}

@@ -114,6 +114,20 @@ typedef hipError_t hx_get_proc_address_fn(const char *symbol, void **pfn, int hi
 typedef hipError_t hx_get_driver_entry_point_fn(const char *symbol, void **funcPtr,
 						unsigned long long flags, int *driverStatus);
 typedef hipError_t hx_get_device_props_r0600_fn(void *prop, int device);
+/* Graph instantiate / launch / destroy and event nodes (graph wait nodes). */
+typedef hipError_t hx_graph_instantiate_fn(hipGraphExec_t *exec, hipGraph_t graph,
+					   hipGraphNode_t *errNode, char *log, size_t logSize);
+typedef hipError_t hx_graph_instantiate_flags_fn(hipGraphExec_t *exec, hipGraph_t graph,
+						 unsigned long long flags);
+/* hipGraphInstantiateParams is opaque to the shim (forwarded as is). */
+typedef hipError_t hx_graph_instantiate_params_fn(hipGraphExec_t *exec, hipGraph_t graph,
+						  void *params);
+typedef hipError_t hx_graph_launch_fn(hipGraphExec_t exec, hipStream_t stream);
+typedef hipError_t hx_graph_exec_destroy_fn(hipGraphExec_t exec);
+typedef hipError_t hx_graph_destroy_fn(hipGraph_t graph);
+typedef hipError_t hx_graph_add_event_node_fn(hipGraphNode_t *node, hipGraph_t graph,
+					      const hipGraphNode_t *deps, size_t ndeps,
+					      hipEvent_t event);
 
 /* The API itself (6.x signatures, hx_ types). */
 hipError_t hipGraphCreate(hipGraph_t *pGraph, unsigned int flags);
@@ -132,7 +146,20 @@ hipError_t hipGraphNodeGetType(hipGraphNode_t node, int *pType);
 hipError_t hipGraphGetNodes(hipGraph_t graph, hipGraphNode_t *nodes, size_t *numNodes);
 hipError_t hipGraphInstantiate(hipGraphExec_t *pGraphExec, hipGraph_t graph,
 			       hipGraphNode_t *pErrorNode, char *pLogBuffer, size_t bufferSize);
+hipError_t hipGraphInstantiateWithFlags(hipGraphExec_t *pGraphExec, hipGraph_t graph,
+					unsigned long long flags);
+hipError_t hipGraphInstantiateWithParams(hipGraphExec_t *pGraphExec, hipGraph_t graph,
+					 void *instantiateParams);
 hipError_t hipGraphLaunch(hipGraphExec_t graphExec, hipStream_t stream);
+hipError_t hipGraphLaunch_spt(hipGraphExec_t graphExec, hipStream_t stream);
+hipError_t hipGraphAddEventWaitNode(hipGraphNode_t *pGraphNode, hipGraph_t graph,
+				    const hipGraphNode_t *pDependencies, size_t numDependencies,
+				    hipEvent_t event);
+hipError_t hipGraphAddEventRecordNode(hipGraphNode_t *pGraphNode, hipGraph_t graph,
+				      const hipGraphNode_t *pDependencies, size_t numDependencies,
+				      hipEvent_t event);
+hipError_t hipGraphEventWaitNodeGetEvent(hipGraphNode_t node, hipEvent_t *event_out);
+hipError_t hipGraphEventRecordNodeGetEvent(hipGraphNode_t node, hipEvent_t *event_out);
 hipError_t hipGraphExecDestroy(hipGraphExec_t graphExec);
 hipError_t hipStreamBeginCapture(hipStream_t stream, int mode);
 hipError_t hipStreamEndCapture(hipStream_t stream, hipGraph_t *pGraph);

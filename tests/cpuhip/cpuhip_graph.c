@@ -13,6 +13,11 @@
  *   function (one callback thread, stalls the stream, in order);
  * - external-semaphore nodes are accepted and do nothing when the graph
  *   runs: the stock Linux backend has no external semaphores;
+ * - event-wait / event-record nodes enqueue hipStreamWaitEvent /
+ *   hipEventRecord on the launch stream, in node order, when
+ *   hipGraphLaunch runs (clr's GraphEventWaitNode::EnqueueCommands): a wait
+ *   binds to the event's latest record made before hipGraphLaunch;
+ * - hipGraphInstantiateWithFlags is hipGraphInstantiate (flags ignored);
  * - capture: hipLaunchHostFunc on a capturing stream records a host node,
  *   hipSignal/WaitExternalSemaphoresAsync record external-semaphore nodes,
  *   each depending on the previous one.  Other stream work during capture
@@ -37,6 +42,7 @@ struct hipGraphNode {
 	struct ihipGraph *graph;
 	int type;
 	struct hx_host_node_params host;
+	hipEvent_t event; /* event-wait / event-record nodes */
 	struct hx_ext_sem_node_params es; /* arrays owned by the node */
 };
 
@@ -50,6 +56,7 @@ struct exec_item {
 	struct hipGraphNode *node;
 	int type;
 	struct hx_host_node_params host;
+	hipEvent_t event;
 };
 
 struct hipGraphExec {
@@ -139,7 +146,7 @@ static hipError_t copy_es(struct hx_ext_sem_node_params *dst,
 static hipError_t add_node_locked(hipGraphNode_t *out, hipGraph_t graph,
 				  const hipGraphNode_t *deps, size_t ndeps, int type,
 				  const struct hx_host_node_params *host,
-				  const struct hx_ext_sem_node_params *es)
+				  const struct hx_ext_sem_node_params *es, hipEvent_t event)
 {
 	struct ihipGraph *g = graph_ok_locked(graph);
 	struct hipGraphNode *n;
@@ -154,11 +161,14 @@ static hipError_t add_node_locked(hipGraphNode_t *out, hipGraph_t graph,
 	}
 	if (type == HX_GRAPH_NODE_HOST && (!host || !host->fn))
 		return hipErrorInvalidValue;
+	if ((type == HX_GRAPH_NODE_WAIT_EVENT || type == HX_GRAPH_NODE_EVENT_RECORD) && !event)
+		return hipErrorInvalidValue;
 	n = calloc(1, sizeof(*n));
 	if (!n)
 		return hipErrorOutOfMemory;
 	n->graph = g;
 	n->type = type;
+	n->event = event;
 	if (host)
 		n->host = *host;
 	if (es) {
@@ -180,10 +190,10 @@ static hipError_t add_node_locked(hipGraphNode_t *out, hipGraph_t graph,
 
 static hipError_t add_node(hipGraphNode_t *out, hipGraph_t graph, const hipGraphNode_t *deps,
 			   size_t ndeps, int type, const struct hx_host_node_params *host,
-			   const struct hx_ext_sem_node_params *es)
+			   const struct hx_ext_sem_node_params *es, hipEvent_t event)
 {
 	pthread_mutex_lock(&glock);
-	hipError_t e = add_node_locked(out, graph, deps, ndeps, type, host, es);
+	hipError_t e = add_node_locked(out, graph, deps, ndeps, type, host, es, event);
 	pthread_mutex_unlock(&glock);
 	return cpuhip_set_last_error(e);
 }
@@ -239,7 +249,7 @@ CPUHIP_EXPORT hipError_t hipGraphAddHostNode(hipGraphNode_t *pGraphNode, hipGrap
 					     const struct hx_host_node_params *pNodeParams)
 {
 	return add_node(pGraphNode, graph, pDependencies, numDependencies, HX_GRAPH_NODE_HOST,
-			pNodeParams, NULL);
+			pNodeParams, NULL, NULL);
 }
 
 CPUHIP_EXPORT hipError_t hipGraphAddEmptyNode(hipGraphNode_t *pGraphNode, hipGraph_t graph,
@@ -247,7 +257,7 @@ CPUHIP_EXPORT hipError_t hipGraphAddEmptyNode(hipGraphNode_t *pGraphNode, hipGra
 					      size_t numDependencies)
 {
 	return add_node(pGraphNode, graph, pDependencies, numDependencies, HX_GRAPH_NODE_EMPTY,
-			NULL, NULL);
+			NULL, NULL, NULL);
 }
 
 CPUHIP_EXPORT hipError_t hipGraphAddExternalSemaphoresSignalNode(
@@ -257,7 +267,7 @@ CPUHIP_EXPORT hipError_t hipGraphAddExternalSemaphoresSignalNode(
 	if (!nodeParams)
 		return cpuhip_set_last_error(hipErrorInvalidValue);
 	return add_node(pGraphNode, graph, pDependencies, numDependencies,
-			HX_GRAPH_NODE_EXT_SEM_SIGNAL, NULL, nodeParams);
+			HX_GRAPH_NODE_EXT_SEM_SIGNAL, NULL, nodeParams, NULL);
 }
 
 CPUHIP_EXPORT hipError_t hipGraphAddExternalSemaphoresWaitNode(
@@ -267,7 +277,46 @@ CPUHIP_EXPORT hipError_t hipGraphAddExternalSemaphoresWaitNode(
 	if (!nodeParams)
 		return cpuhip_set_last_error(hipErrorInvalidValue);
 	return add_node(pGraphNode, graph, pDependencies, numDependencies,
-			HX_GRAPH_NODE_EXT_SEM_WAIT, NULL, nodeParams);
+			HX_GRAPH_NODE_EXT_SEM_WAIT, NULL, nodeParams, NULL);
+}
+
+CPUHIP_EXPORT hipError_t hipGraphAddEventWaitNode(hipGraphNode_t *pGraphNode, hipGraph_t graph,
+						  const hipGraphNode_t *pDependencies,
+						  size_t numDependencies, hipEvent_t event)
+{
+	return add_node(pGraphNode, graph, pDependencies, numDependencies,
+			HX_GRAPH_NODE_WAIT_EVENT, NULL, NULL, event);
+}
+
+CPUHIP_EXPORT hipError_t hipGraphAddEventRecordNode(hipGraphNode_t *pGraphNode, hipGraph_t graph,
+						    const hipGraphNode_t *pDependencies,
+						    size_t numDependencies, hipEvent_t event)
+{
+	return add_node(pGraphNode, graph, pDependencies, numDependencies,
+			HX_GRAPH_NODE_EVENT_RECORD, NULL, NULL, event);
+}
+
+static hipError_t event_get(hipGraphNode_t node, hipEvent_t *out, int type)
+{
+	pthread_mutex_lock(&glock);
+	struct hipGraphNode *n = node_ok_locked(node);
+	hipError_t e = hipSuccess;
+	if (!n || !out || n->type != type)
+		e = hipErrorInvalidValue;
+	else
+		*out = n->event;
+	pthread_mutex_unlock(&glock);
+	return cpuhip_set_last_error(e);
+}
+
+CPUHIP_EXPORT hipError_t hipGraphEventWaitNodeGetEvent(hipGraphNode_t node, hipEvent_t *out)
+{
+	return event_get(node, out, HX_GRAPH_NODE_WAIT_EVENT);
+}
+
+CPUHIP_EXPORT hipError_t hipGraphEventRecordNodeGetEvent(hipGraphNode_t node, hipEvent_t *out)
+{
+	return event_get(node, out, HX_GRAPH_NODE_EVENT_RECORD);
 }
 
 CPUHIP_EXPORT hipError_t hipGraphAddNode(hipGraphNode_t *pGraphNode, hipGraph_t graph,
@@ -489,6 +538,7 @@ CPUHIP_EXPORT hipError_t hipGraphInstantiate(hipGraphExec_t *pGraphExec, hipGrap
 		x->items[i].node = n;
 		x->items[i].type = n->type;
 		x->items[i].host = n->host;
+		x->items[i].event = n->event;
 	}
 	x->n = g->n;
 	x->next_live = execs;
@@ -496,6 +546,13 @@ CPUHIP_EXPORT hipError_t hipGraphInstantiate(hipGraphExec_t *pGraphExec, hipGrap
 	pthread_mutex_unlock(&glock);
 	*pGraphExec = x;
 	return cpuhip_set_last_error(hipSuccess);
+}
+
+CPUHIP_EXPORT hipError_t hipGraphInstantiateWithFlags(hipGraphExec_t *pGraphExec,
+						      hipGraph_t graph, unsigned long long flags)
+{
+	(void)flags;
+	return hipGraphInstantiate(pGraphExec, graph, NULL, NULL, 0);
 }
 
 CPUHIP_EXPORT hipError_t hipGraphLaunch(hipGraphExec_t exec, hipStream_t stream)
@@ -521,9 +578,14 @@ CPUHIP_EXPORT hipError_t hipGraphLaunch(hipGraphExec_t exec, hipStream_t stream)
 	pthread_mutex_unlock(&glock);
 	if (!items)
 		return cpuhip_set_last_error(hipErrorOutOfMemory);
-	for (size_t i = 0; i < n && !e; i++)
+	for (size_t i = 0; i < n && !e; i++) {
 		if (items[i].type == HX_GRAPH_NODE_HOST)
 			e = cpuhip_enqueue_host_fn(stream, items[i].host.fn, items[i].host.userData);
+		else if (items[i].type == HX_GRAPH_NODE_WAIT_EVENT)
+			e = hipStreamWaitEvent(stream, items[i].event, 0);
+		else if (items[i].type == HX_GRAPH_NODE_EVENT_RECORD)
+			e = hipEventRecord(items[i].event, stream);
+	}
 	free(items);
 	return cpuhip_set_last_error(e);
 }
@@ -636,7 +698,7 @@ static hipError_t capture_add(hipStream_t h, int type, const struct hx_host_node
 		return hipErrorStreamCaptureInvalidated;
 	}
 	e = add_node_locked(&n, c->graph, c->last ? (hipGraphNode_t *)&c->last : NULL,
-			    c->last ? 1 : 0, type, host, es);
+			    c->last ? 1 : 0, type, host, es, NULL);
 	if (!e)
 		c->last = n;
 	pthread_mutex_unlock(&glock);

@@ -321,8 +321,9 @@ static void case_capture_signal(void)
 	HIPCHECK(hipStreamDestroy(st));
 }
 
-/* Waits: refused clearly for shim handles (see README); the stock runtime
- * accepts and ignores them. */
+/* Waits: graph wait nodes are built by the shim (event-wait node driven at
+ * launch); a captured wait is refused clearly.  The stock runtime accepts
+ * and ignores both. */
 static void case_graph_wait(void)
 {
 	struct two t;
@@ -330,9 +331,8 @@ static void case_graph_wait(void)
 	hipGraphNode_t n;
 	hipStream_t st;
 	test_wait_params wp[2];
-	struct hx_ext_sem_node_params np;
+	struct hx_ext_sem_node_params np, got;
 	struct hx_graph_node_params gp;
-	hipError_t want = shim ? hipErrorNotSupported : hipSuccess;
 
 	make_two(&t, 1);
 	memset(wp, 0, sizeof(wp));
@@ -341,11 +341,22 @@ static void case_graph_wait(void)
 	np.paramsArray = wp;
 	np.numExtSems = 2;
 	HIPCHECK(hipGraphCreate(&g, 0));
-	EXPECT_ERR(hipGraphAddExternalSemaphoresWaitNode(&n, g, NULL, 0, &np), want);
+	HIPCHECK(hipGraphAddExternalSemaphoresWaitNode(&n, g, NULL, 0, &np));
+	HIPCHECK(hipGraphExternalSemaphoresWaitNodeGetParams(n, &got));
+	CHECK(got.numExtSems == 2 && got.extSemArray[1] == t.s[1] &&
+	      ((const test_wait_params *)got.paramsArray)[1].params.fence.value == 1,
+	      "wait node GetParams");
 	memset(&gp, 0, sizeof(gp));
 	gp.type = HX_GRAPH_NODE_EXT_SEM_WAIT;
 	gp.u.extSemWait = np;
-	EXPECT_ERR(hipGraphAddNode(&n, g, NULL, 0, &gp), want);
+	HIPCHECK(hipGraphAddNode(&n, g, NULL, 0, &gp));
+	if (shim) {
+		/* A wait node holding a destroyed/unknown handle next to a shim one. */
+		hipExternalSemaphore_t mixed[2] = { t.s[0], (hipExternalSemaphore_t)(uintptr_t)0x3000 };
+		struct hx_ext_sem_node_params bad = { mixed, wp, 2 };
+		EXPECT_ERR(hipGraphAddExternalSemaphoresWaitNode(&n, g, NULL, 0, &bad),
+			   hipErrorInvalidResourceHandle);
+	}
 	HIPCHECK(hipStreamCreate(&st));
 	HIPCHECK(hipStreamBeginCapture(st, HX_CAPTURE_MODE_GLOBAL));
 	EXPECT_ERR(hipWaitExternalSemaphoresAsync(t.s, (const hipExternalSemaphoreWaitParams *)wp,
@@ -360,6 +371,194 @@ static void case_graph_wait(void)
 	np.numExtSems = 1;
 	HIPCHECK(hipGraphAddExternalSemaphoresWaitNode(&n, g, NULL, 0, &np));
 	HIPCHECK(hipGraphDestroy(g));
+	HIPCHECK(hipStreamDestroy(st));
+}
+
+/* ---- graph wait nodes at launch ---------------------------------------- */
+
+static void host_mark_fast(void *data)
+{
+	(void)data;
+	__atomic_add_fetch(flag, 1, __ATOMIC_RELEASE);
+}
+
+static bool flag_reaches(uint64_t want, unsigned ms)
+{
+	int64_t end = now_ns() + (int64_t)ms * 1000000;
+	while (load64(flag) < want && now_ns() < end)
+		sleep_ms(2);
+	return load64(flag) >= want;
+}
+
+/* Launch x (wait node on {binary, timeline point} -> host node) and check:
+ * shim: the host node stays held until both the binary syncobj and the
+ * timeline point are signaled, then runs, and the binary is consumed;
+ * stock: the wait node does nothing, the host node runs at once. */
+static void wait_launch_and_check(hipGraphExec_t x, hipStream_t st, struct two *t,
+				  uint64_t point)
+{
+	uint64_t before = load64(flag);
+
+	HIPCHECK(hipGraphLaunch(x, st));
+	if (!shim) {
+		HIPCHECK(hipStreamSynchronize(st));
+		CHECK(load64(flag) == before + 1, "stock: host node after the wait node did not run");
+		return;
+	}
+	sleep_ms(150);
+	CHECK(load64(flag) == before, "host node ran before any semaphore was signaled");
+	/* The held graph never blocks the callback thread: another stream's
+	 * host function runs meanwhile. */
+	{
+		static uint64_t other;
+		hipStream_t st2;
+		uint64_t *saved = flag;
+		HIPCHECK(hipStreamCreate(&st2));
+		flag = &other;
+		__atomic_store_n(&other, 0, __ATOMIC_RELAXED);
+		HIPCHECK(hipLaunchHostFunc(st2, host_mark_fast, NULL));
+		CHECK(flag_reaches(1, 5000), "a held wait node blocked another stream's host function");
+		flag = saved;
+		HIPCHECK(hipStreamSynchronize(st2));
+		HIPCHECK(hipStreamDestroy(st2));
+	}
+	if (point > 1) {
+		so_signal(drm, t->ht, point - 1); /* an earlier point is not enough */
+		sleep_ms(100);
+		CHECK(load64(flag) == before, "host node ran at timeline point %llu < %llu",
+		      (unsigned long long)(point - 1), (unsigned long long)point);
+	}
+	so_signal(drm, t->hb, 0);
+	sleep_ms(100);
+	CHECK(load64(flag) == before, "host node ran with only the binary syncobj signaled");
+	so_signal(drm, t->ht, point);
+	CHECK(flag_reaches(before + 1, 5000), "host node did not run after both were signaled");
+	HIPCHECK(hipStreamSynchronize(st));
+	CHECK(load64(flag) == before + 1, "host node ran %llu times",
+	      (unsigned long long)(load64(flag) - before));
+	CHECK(so_wait(drm, t->hb, 0, 0) == -ETIME, "binary syncobj not reset by the wait");
+}
+
+static void build_wait_graph(struct two *t, test_wait_params *wp, uint64_t point, bool add_node,
+			     hipGraph_t *g, hipGraphNode_t *w)
+{
+	struct hx_host_node_params hp = { host_mark_fast, NULL };
+	struct hx_ext_sem_node_params np;
+	hipGraphNode_t h;
+
+	memset(wp, 0, 2 * sizeof(*wp));
+	wp[1].params.fence.value = point;
+	np.extSemArray = t->s;
+	np.paramsArray = wp;
+	np.numExtSems = 2;
+	HIPCHECK(hipGraphCreate(g, 0));
+	if (add_node) {
+		struct hx_graph_node_params gp;
+		memset(&gp, 0, sizeof(gp));
+		gp.type = HX_GRAPH_NODE_EXT_SEM_WAIT;
+		gp.u.extSemWait = np;
+		HIPCHECK(hipGraphAddNode(w, *g, NULL, 0, &gp));
+	} else {
+		HIPCHECK(hipGraphAddExternalSemaphoresWaitNode(w, *g, NULL, 0, &np));
+	}
+	HIPCHECK(hipGraphAddHostNode(&h, *g, w, 1, &hp));
+}
+
+static void case_graph_wait_launch(bool add_node)
+{
+	struct two t;
+	test_wait_params wp[2];
+	hipGraph_t g;
+	hipGraphNode_t w;
+	hipGraphExec_t x;
+	hipStream_t st;
+
+	make_two(&t, 5);
+	flag = pinned(sizeof(*flag));
+	HIPCHECK(hipStreamCreate(&st));
+	build_wait_graph(&t, wp, 5, add_node, &g, &w);
+	wp[1].params.fence.value = 99; /* the node keeps its own copy */
+	HIPCHECK(hipGraphInstantiate(&x, g, NULL, NULL, 0));
+	wait_launch_and_check(x, st, &t, 5);
+	/* Launched again: the same point is already reached on the timeline,
+	 * so only the binary holds it now. */
+	HIPCHECK(hipGraphLaunch(x, st));
+	if (shim) {
+		sleep_ms(150);
+		CHECK(load64(flag) == 1, "second launch ran before the binary was signaled");
+		so_signal(drm, t.hb, 0);
+		CHECK(flag_reaches(2, 5000), "second launch did not run");
+	}
+	HIPCHECK(hipStreamSynchronize(st));
+	CHECK(load64(flag) == 2, "host node ran %llu times in two launches",
+	      (unsigned long long)load64(flag));
+	HIPCHECK(hipGraphExecDestroy(x));
+	HIPCHECK(hipGraphDestroy(g));
+	HIPCHECK(hipStreamDestroy(st));
+	if (shim) {
+		HIPCHECK(hipDestroyExternalSemaphore(t.s[0]));
+		HIPCHECK(hipDestroyExternalSemaphore(t.s[1]));
+	}
+}
+
+/* Exec and graph params, hipGraphInstantiateWithFlags, two execs of one
+ * graph, and a semaphore destroyed before a launch. */
+static void case_graph_wait_params(void)
+{
+	struct two t;
+	test_wait_params wp[2], wp2[2];
+	struct hx_ext_sem_node_params np, got;
+	hipGraph_t g;
+	hipGraphNode_t w;
+	hipGraphExec_t x, x2;
+	hipStream_t st;
+
+	make_two(&t, 5);
+	flag = pinned(sizeof(*flag));
+	HIPCHECK(hipStreamCreate(&st));
+	build_wait_graph(&t, wp, 5, false, &g, &w);
+	HIPCHECK(hipGraphInstantiateWithFlags(&x, g, 0));
+	wait_launch_and_check(x, st, &t, 5);
+	/* The exec's own copy: 7; the graph keeps 5. */
+	memcpy(wp2, wp, sizeof(wp2));
+	wp2[1].params.fence.value = 7;
+	np.extSemArray = t.s;
+	np.paramsArray = wp2;
+	np.numExtSems = 2;
+	HIPCHECK(hipGraphExecExternalSemaphoresWaitNodeSetParams(x, w, &np));
+	wait_launch_and_check(x, st, &t, 7);
+	HIPCHECK(hipGraphExternalSemaphoresWaitNodeGetParams(w, &got));
+	CHECK(((const test_wait_params *)got.paramsArray)[1].params.fence.value == 5,
+	      "exec SetParams changed the graph node");
+	/* The graph node gets 9: a new exec sees it, x keeps 7. */
+	wp2[1].params.fence.value = 9;
+	HIPCHECK(hipGraphExternalSemaphoresWaitNodeSetParams(w, &np));
+	HIPCHECK(hipGraphInstantiate(&x2, g, NULL, NULL, 0));
+	wait_launch_and_check(x2, st, &t, 9);
+	/* x still waits for 7 (already reached): only the binary holds it. */
+	HIPCHECK(hipGraphLaunch(x, st));
+	if (shim) {
+		sleep_ms(100);
+		CHECK(load64(flag) == 3, "x ran before the binary was signaled");
+		so_signal(drm, t.hb, 0);
+		CHECK(flag_reaches(4, 5000), "x did not run");
+	}
+	HIPCHECK(hipStreamSynchronize(st));
+	CHECK(load64(flag) == 4, "host node ran %llu times", (unsigned long long)load64(flag));
+	wp2[1].params.fence.value = 11;
+	HIPCHECK(hipGraphExecExternalSemaphoresWaitNodeSetParams(x2, w, &np));
+	wait_launch_and_check(x2, st, &t, 11);
+	if (shim) {
+		/* Destroyed semaphore: the launch fails and nothing runs. */
+		HIPCHECK(hipDestroyExternalSemaphore(t.s[0]));
+		EXPECT_ERR(hipGraphLaunch(x2, st), hipErrorInvalidResourceHandle);
+		HIPCHECK(hipStreamSynchronize(st));
+		CHECK(load64(flag) == 5, "a graph with a destroyed semaphore ran");
+		HIPCHECK(hipDestroyExternalSemaphore(t.s[1]));
+	}
+	HIPCHECK(hipGraphExecDestroy(x));
+	HIPCHECK(hipGraphDestroy(g)); /* before x2: the exec keeps working */
+	HIPCHECK(hipGraphExecDestroy(x2));
 	HIPCHECK(hipStreamDestroy(st));
 }
 
@@ -386,6 +585,12 @@ int main(int argc, char **argv)
 		case_capture_signal();
 	else if (!strcmp(c, "graph-wait"))
 		case_graph_wait();
+	else if (!strcmp(c, "graph-wait-launch"))
+		case_graph_wait_launch(false);
+	else if (!strcmp(c, "graph-wait-add-node"))
+		case_graph_wait_launch(true);
+	else if (!strcmp(c, "graph-wait-params"))
+		case_graph_wait_params();
 	else
 		FAIL("unknown case '%s'", c);
 	printf("ok %s (%s)\n", c, shim ? "shim" : "stock");
