@@ -50,7 +50,12 @@ __attribute__((visibility("hidden"))) void *hx_dlsym_handle(void *handle, const 
 __attribute__((visibility("hidden"))) void *hx_dlvsym_handle(void *handle, const char *name,
 							     const char *version);
 
-void hx_dl_bootstrap(void)
+/* Runs inside the sanitizer runtimes' own initialisation (they look up
+ * the functions they intercept with dlsym, which is ours): nothing here
+ * may be instrumented, the runtime is not set up yet. */
+#define HX_NO_SANITIZE __attribute__((no_sanitize("address", "thread", "undefined")))
+
+HX_NO_SANITIZE void hx_dl_bootstrap(void)
 {
 	dlsym_fn *p = (dlsym_fn *)hx_libc_dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
 

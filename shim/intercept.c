@@ -1038,8 +1038,12 @@ hipError_t hx_intercept_signal(const hipExternalSemaphore_t *hs, const void *par
 	struct gsig *s;
 	hipError_t err;
 
-	if (hx_runtime_init() && hx_runtime_usable() && capturing(stream) && hs && n &&
-	    hx_rt.LaunchHostFunc) {
+	if (hx_runtime_init() && hx_runtime_usable() && hs && n && capturing(stream)) {
+		if (!hx_rt.LaunchHostFunc) {
+			hx_err("%s: this runtime has no hipLaunchHostFunc to record the signal "
+			       "into the graph", what);
+			return hipErrorStreamCaptureUnsupported;
+		}
 		/* Recorded as a host node: runs at every launch of the graph. */
 		s = gsig_new(hs, params, n, what, &err);
 		if (!s)

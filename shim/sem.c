@@ -295,7 +295,9 @@ static int open_device_locked(void)
 
 	opts.want_timeline = true;
 	ret = hx_sync_open(&g.dev, &opts);
-	if (ret == -EOPNOTSUPP && !opts.node_path) {
+	/* No timelines (ENOTSUP == EOPNOTSUPP): binary semaphores still work,
+	 * on an explicitly chosen node too. */
+	if (ret == -EOPNOTSUPP) {
 		opts.want_timeline = false;
 		ret = hx_sync_open(&g.dev, &opts);
 	}
@@ -464,7 +466,7 @@ static hipError_t check_capture(hipStream_t stream, const char *what)
 hipError_t hx_op_import(hipExternalSemaphore_t *out, const void *desc)
 {
 	struct hx_sem *sem;
-	bool timeline;
+	bool timeline, first;
 	uint32_t handle;
 	int type, fd, ret;
 
@@ -507,9 +509,15 @@ hipError_t hx_op_import(hipExternalSemaphore_t *out, const void *desc)
 	}
 
 	pthread_mutex_lock(&g.lock);
+	first = !g.dev_tried;
 	ret = open_device_locked();
 	if (ret) {
 		pthread_mutex_unlock(&g.lock);
+		/* The first failure said why at length; every failed call
+		 * still gets its line. */
+		if (!first)
+			hx_err("hipImportExternalSemaphore: no usable DRM render node with sync "
+			       "objects (%s; see the first error)", strerror(-ret));
 		return hipErrorNotSupported;
 	}
 	if (timeline && !g.dev.has_timeline) {
@@ -665,8 +673,8 @@ hipError_t hx_op_signal(const hipExternalSemaphore_t *hs, const void *params, un
 		}
 	}
 	free_sems(sems, local);
-	if (!err)
-		err = check_capture(stream, what);
+	/* Capture was dealt with by the caller (intercept.c): a captured
+	 * signal becomes a graph host node there. */
 	if (!err) {
 		atomic_fetch_add_explicit(&g.npending_signals, 1, memory_order_relaxed);
 		if (hx_rt.LaunchHostFunc)
