@@ -107,6 +107,10 @@ int main(int argc, char **argv)
 	printf("producer: %s, binary syncobj %u, timeline syncobj %u, %u rounds\n", node, bin, tl,
 	       rounds);
 	lat = calloc(rounds, sizeof(*lat));
+	if (!lat) {
+		perror("producer: calloc");
+		return 1;
+	}
 	for (uint32_t r = 1; r <= rounds; r++) {
 		uint64_t ready = 2ull * r - 1, done = 2ull * r, value = 0;
 		int64_t t0, deadline;
@@ -157,5 +161,10 @@ int main(int argc, char **argv)
 	} else {
 		printf("demo: FAILED\n");
 	}
+	free(lat);
+	munmap(frame, 4096);
+	close(memfd);
+	close(sv[0]);
+	close(drm);
 	return failures ? 1 : 0;
 }

@@ -55,6 +55,17 @@ struct lib {
 	bool mentions_syncobj;
 };
 
+static void unload(struct lib *l)
+{
+	for (size_t i = 0; i < l->nsyms; i++) {
+		free(l->syms[i].name);
+		free(l->syms[i].node);
+	}
+	free(l->syms);
+	l->syms = NULL;
+	l->nsyms = 0;
+}
+
 static int die(const char *what, const char *path)
 {
 	fprintf(stderr, "hipextsem-abicheck: %s: %s: %s\n", path, what, elf_errmsg(-1));
@@ -293,8 +304,11 @@ int main(int argc, char **argv)
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return 2;
-	if (argc == 3 && !strcmp(argv[1], "--symbols"))
-		return load(&shim, argv[2]) ? 2 : list_symbols(&shim);
+	if (argc == 3 && !strcmp(argv[1], "--symbols")) {
+		int ret = load(&shim, argv[2]) ? 2 : list_symbols(&shim);
+		unload(&shim);
+		return ret;
+	}
 	if (i < argc && !strcmp(argv[i], "--run")) {
 		run = true;
 		i++;
@@ -353,5 +367,7 @@ int main(int argc, char **argv)
 		       r ? (r->node ? r->node : "(none)") : "-", res);
 	}
 	printf("%d mismatch(es)\n", mismatches);
+	unload(&rt);
+	unload(&shim);
 	return mismatches ? 1 : 0;
 }
