@@ -561,13 +561,17 @@ static void run_signal(struct signal_op *op)
 {
 	for (unsigned i = 0; i < op->count; i++) {
 		struct signal_entry *e = &op->entries[i];
+		/* Stamped before the ioctl: whoever sees the signal sees it
+		 * after this time, so the trace never shows a wait satisfied
+		 * before the signal that satisfied it. */
+		int64_t t = hx_trace_on ? hx_now_ns() : 0;
 		int ret = hx_sync_signal(&g.dev, e->sem->handle, e->sem->timeline ? e->value : 0);
 		if (ret)
 			hx_err("%s(handle %u, point %llu) failed: %s",
 			       e->sem->timeline ? "DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL"
 						: "DRM_IOCTL_SYNCOBJ_SIGNAL",
 			       e->sem->handle, (unsigned long long)e->value, strerror(-ret));
-		HX_TRACE(signal, encode(e->sem), e->value, op->stream, op->enqueued_ns, hx_now_ns());
+		HX_TRACE(signal, encode(e->sem), e->value, op->stream, op->enqueued_ns, t);
 		hx_sem_unref(e->sem);
 	}
 	atomic_fetch_sub_explicit(&g.npending_signals, 1, memory_order_relaxed);
