@@ -246,8 +246,11 @@ static int list_symbols(const struct lib *shim)
 		lines[n++] = strdup(buf);
 	}
 	qsort(lines, n, sizeof(*lines), cmp_line);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		printf("%s\n", lines[i]);
+		free(lines[i]);
+	}
+	free(lines);
 	return 0;
 }
 
