@@ -189,6 +189,7 @@ hx_vm_setup() {
 # Protocol with vm-run (through the "res" 9p share, a per-run directory):
 #   res/env     sourced by init: HXVM_REPO=<absolute repository path>
 #   res/cmd.sh  the command, run with the host's /bin/sh inside the chroot
+#   res/started written by init just before the command starts
 #   res/status  written by init: the command's exit status
 # Output of the command goes to ttyS0 (raw); the kernel console and init's
 # own messages go to ttyS1 (a log file on the host).
@@ -234,6 +235,7 @@ ulimit -l unlimited
 ulimit -u unlimited
 ulimit -c 0
 stty -F /dev/ttyS0 raw -echo 2>/dev/null
+: >/res/started
 chroot $R /usr/bin/env -i /bin/sh /run/vm-run/cmd.sh </dev/null >/dev/ttyS0 2>&1
 rc=$?
 echo "$rc" >/res/status.tmp && mv /res/status.tmp /res/status
