@@ -251,12 +251,19 @@ static struct gsig *gsig_find(hipGraphNode_t node)
 }
 
 /* Shared preamble: the runtime's own function when the shim steps aside. */
-#define FORWARD_OR_FAIL(fn, name, ...)                                                      \
+/* The runtime function a call goes on to; a runtime without it gets a
+ * clear error, never a NULL call. */
+#define REQUIRE_REAL(fn, name)                                                              \
 	do {                                                                                \
 		if (!hx_rt.fn) {                                                            \
 			hx_err(name ": the HIP runtime has no " name);                      \
 			return hipErrorNotSupported;                                        \
 		}                                                                           \
+	} while (0)
+
+#define FORWARD_OR_FAIL(fn, name, ...)                                                      \
+	do {                                                                                \
+		REQUIRE_REAL(fn, name);                                                     \
 		return hx_rt.fn(__VA_ARGS__);                                               \
 	} while (0)
 
@@ -590,10 +597,7 @@ hipError_t hx_graph_instantiate(hipGraphExec_t *exec, hipGraph_t graph, hipGraph
 
 	if (!hx_runtime_init())
 		return hipErrorNotInitialized;
-	if (!hx_rt.GraphInstantiate) {
-		hx_err("hipGraphInstantiate: the HIP runtime has no hipGraphInstantiate");
-		return hipErrorNotSupported;
-	}
+	REQUIRE_REAL(GraphInstantiate, "hipGraphInstantiate");
 	err = hx_rt.GraphInstantiate(exec, graph, errNode, log, logSize);
 	return err || !exec ? err : gw_instantiated(*exec, graph, "hipGraphInstantiate");
 }
@@ -605,10 +609,7 @@ hipError_t hx_graph_instantiate_with_flags(hipGraphExec_t *exec, hipGraph_t grap
 
 	if (!hx_runtime_init())
 		return hipErrorNotInitialized;
-	if (!hx_rt.GraphInstantiateWithFlags) {
-		hx_err("hipGraphInstantiateWithFlags: the HIP runtime has none");
-		return hipErrorNotSupported;
-	}
+	REQUIRE_REAL(GraphInstantiateWithFlags, "hipGraphInstantiateWithFlags");
 	err = hx_rt.GraphInstantiateWithFlags(exec, graph, flags);
 	return err || !exec ? err
 			    : gw_instantiated(*exec, graph, "hipGraphInstantiateWithFlags");
@@ -620,10 +621,7 @@ hipError_t hx_graph_instantiate_with_params(hipGraphExec_t *exec, hipGraph_t gra
 
 	if (!hx_runtime_init())
 		return hipErrorNotInitialized;
-	if (!hx_rt.GraphInstantiateWithParams) {
-		hx_err("hipGraphInstantiateWithParams: the HIP runtime has none (HIP 6.1+)");
-		return hipErrorNotSupported;
-	}
+	REQUIRE_REAL(GraphInstantiateWithParams, "hipGraphInstantiateWithParams");
 	err = hx_rt.GraphInstantiateWithParams(exec, graph, params);
 	return err || !exec ? err
 			    : gw_instantiated(*exec, graph, "hipGraphInstantiateWithParams");
@@ -742,10 +740,7 @@ hipError_t hx_graph_exec_destroy(hipGraphExec_t exec)
 
 	if (!hx_runtime_init())
 		return hipErrorNotInitialized;
-	if (!hx_rt.GraphExecDestroy) {
-		hx_err("hipGraphExecDestroy: the HIP runtime has none");
-		return hipErrorNotSupported;
-	}
+	REQUIRE_REAL(GraphExecDestroy, "hipGraphExecDestroy");
 	err = hx_rt.GraphExecDestroy(exec);
 	if (err || !exec)
 		return err;
@@ -763,10 +758,7 @@ hipError_t hx_graph_destroy(hipGraph_t graph)
 
 	if (!hx_runtime_init())
 		return hipErrorNotInitialized;
-	if (!hx_rt.GraphDestroy) {
-		hx_err("hipGraphDestroy: the HIP runtime has none");
-		return hipErrorNotSupported;
-	}
+	REQUIRE_REAL(GraphDestroy, "hipGraphDestroy");
 	err = hx_rt.GraphDestroy(graph);
 	if (err || !graph)
 		return err;
@@ -1022,13 +1014,7 @@ hipError_t hx_graph_exec_node_set_params(hipGraphExec_t exec, hipGraphNode_t nod
 
 static bool capturing(hipStream_t stream)
 {
-	int status = 0;
-
-	/* The legacy null stream cannot be captured. */
-	if (!stream || !hx_rt.StreamIsCapturing)
-		return false;
-	return hx_rt.StreamIsCapturing(stream, &status) == hipSuccess &&
-	       status == HX_CAPTURE_STATUS_ACTIVE;
+	return hx_runtime_capture_status(stream) == HX_CAPTURE_STATUS_ACTIVE;
 }
 
 hipError_t hx_intercept_signal(const hipExternalSemaphore_t *hs, const void *params, unsigned n,

@@ -228,6 +228,17 @@ bool hx_runtime_usable(void)
 	return false;
 }
 
+int hx_runtime_capture_status(hipStream_t stream)
+{
+	int status = 0;
+
+	/* The legacy null stream cannot be captured. */
+	if (!stream || !hx_rt.StreamIsCapturing ||
+	    hx_rt.StreamIsCapturing(stream, &status) != hipSuccess)
+		return 0;
+	return status;
+}
+
 const char *hx_abi_name(enum hx_abi abi)
 {
 	switch (abi) {

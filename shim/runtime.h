@@ -84,6 +84,10 @@ void hx_runtime_reset_after_fork(void);
  * implementation so the application sees the runtime's own answers. */
 bool hx_runtime_usable(void);
 
+/* The stream's capture status (hipStreamCaptureStatus: 0 none, 1 active,
+ * 2 invalidated); 0 for the null stream, or when the runtime cannot say. */
+int hx_runtime_capture_status(hipStream_t stream);
+
 /* Layout of the semaphore structures for the loaded runtime. */
 size_t hx_abi_desc_size(enum hx_abi abi);
 size_t hx_abi_signal_params_stride(enum hx_abi abi);

@@ -452,11 +452,7 @@ static hipError_t map_enqueue_error(hipError_t err, const char *prim, hipStream_
 
 static hipError_t check_capture(hipStream_t stream, const char *what)
 {
-	int status = 0;
-
-	if (!hx_rt.StreamIsCapturing || stream == NULL)
-		return hipSuccess;
-	if (hx_rt.StreamIsCapturing(stream, &status) == hipSuccess && status != 0) {
+	if (hx_runtime_capture_status(stream) != 0) {
 		hx_err("%s on a capturing stream %p is not supported", what, (void *)stream);
 		return hipErrorStreamCaptureUnsupported;
 	}
@@ -611,17 +607,21 @@ static void free_sems(struct hx_sem **sems, struct hx_sem **local)
 		free(sems);
 }
 
-/* Shared front half of signal and wait: validation in the stock runtime's
- * order, then one allocation for the op and a referenced lookup of every
- * handle (into `local` when it fits).  *op == NULL with hipSuccess means
- * there is nothing to do. */
-static hipError_t prepare(const char *what, const hipExternalSemaphore_t *hs,
-			  const void *params, unsigned n, bool wait, size_t op_size,
-			  void **op, struct hx_sem ***sems, struct hx_sem **local)
+static void unref_all(struct hx_sem **sems, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		hx_sem_unref(sems[i]);
+}
+
+/* The argument checks of signal and wait, in the stock runtime's order,
+ * then a referenced lookup of every handle (into `local` when it fits).
+ * *sems == NULL with hipSuccess means numExtSems == 0: nothing to do. */
+static hipError_t lookup_args(const char *what, const hipExternalSemaphore_t *hs,
+			      const void *params, unsigned n, bool wait, struct hx_sem ***sems,
+			      struct hx_sem **local)
 {
 	hipError_t err;
 
-	*op = NULL;
 	*sems = NULL;
 	if (!hs || !params) {
 		hx_err("%s: %s is NULL", what, !hs ? "extSemArray" : "paramsArray");
@@ -632,21 +632,52 @@ static hipError_t prepare(const char *what, const hipExternalSemaphore_t *hs,
 	err = check_params(what, params, n, wait);
 	if (err)
 		return err;
-	*op = calloc(1, op_size);
 	*sems = n <= LOCAL_SEMS ? local : malloc((size_t)n * sizeof(**sems));
-	if (!*op || !*sems) {
+	if (!*sems) {
 		hx_err("%s: out of memory for %u semaphores", what, n);
-		err = hipErrorOutOfMemory;
-	} else {
-		err = lookup_array(hs, n, *sems, what);
+		return hipErrorOutOfMemory;
 	}
+	err = lookup_array(hs, n, *sems, what);
 	if (err) {
-		free(*op);
 		free_sems(*sems, local);
-		*op = NULL;
 		*sems = NULL;
 	}
 	return err;
+}
+
+/* A timeline point 0 can never be signaled. */
+static hipError_t check_signal_values(const char *what, const hipExternalSemaphore_t *hs,
+				      struct hx_sem **sems, const void *params, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		if (sems[i]->timeline && hx_abi_signal_value(params, i) == 0) {
+			hx_err("%s: timeline semaphore %p signaled with value 0", what, hs[i]);
+			return hipErrorInvalidValue;
+		}
+	}
+	return hipSuccess;
+}
+
+/* Shared front half of signal and wait: lookup_args, then the op.
+ * *op == NULL with hipSuccess means there is nothing to do. */
+static hipError_t prepare(const char *what, const hipExternalSemaphore_t *hs,
+			  const void *params, unsigned n, bool wait, size_t op_size,
+			  void **op, struct hx_sem ***sems, struct hx_sem **local)
+{
+	hipError_t err = lookup_args(what, hs, params, n, wait, sems, local);
+
+	*op = NULL;
+	if (err || !*sems)
+		return err;
+	*op = calloc(1, op_size);
+	if (!*op) {
+		hx_err("%s: out of memory for %u semaphores", what, n);
+		unref_all(*sems, n);
+		free_sems(*sems, local);
+		*sems = NULL;
+		return hipErrorOutOfMemory;
+	}
+	return hipSuccess;
 }
 
 hipError_t hx_op_signal(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
@@ -671,11 +702,8 @@ hipError_t hx_op_signal(const hipExternalSemaphore_t *hs, const void *params, un
 	for (unsigned i = 0; i < n; i++) {
 		op->entries[i].sem = sems[i];
 		op->entries[i].value = hx_abi_signal_value(params, i);
-		if (sems[i]->timeline && op->entries[i].value == 0) {
-			hx_err("%s: timeline semaphore %p signaled with value 0", what, hs[i]);
-			err = hipErrorInvalidValue;
-		}
 	}
+	err = check_signal_values(what, hs, sems, params, n);
 	free_sems(sems, local);
 	/* Capture was dealt with by the caller (intercept.c): a captured
 	 * signal becomes a graph host node there. */
@@ -803,7 +831,7 @@ hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsi
 		return err;
 	err = check_capture(stream, what);
 	if (err)
-		goto fail_unref;
+		goto unref;
 
 	pthread_mutex_lock(&g.lock);
 	path = choose_wait_path_locked();
@@ -812,7 +840,7 @@ hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsi
 		if (ret) {
 			pthread_mutex_unlock(&g.lock);
 			err = hipErrorOutOfMemory;
-			goto fail_unref;
+			goto unref;
 		}
 		if (!g.atexit_registered) {
 			atexit(at_exit);
@@ -822,8 +850,9 @@ hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsi
 	pthread_mutex_unlock(&g.lock);
 
 	if (path == WAIT_PATH_HOST) {
+		/* Done once it returns: the same clean-up as a failure. */
 		err = host_wait(sems, params, n);
-		goto fail_unref; /* not a failure: just the same clean-up */
+		goto unref;
 	}
 
 	ret = hx_waiter_start(&g.dev);
@@ -878,9 +907,8 @@ fail_slot:
 	pthread_mutex_lock(&g.lock);
 	slot_free_locked(op->slot_index, 0);
 	pthread_mutex_unlock(&g.lock);
-fail_unref:
-	for (unsigned i = 0; i < n; i++)
-		hx_sem_unref(sems[i]);
+unref:
+	unref_all(sems, n);
 	free_sems(sems, local);
 	free(op);
 	return err;
@@ -1029,36 +1057,18 @@ static void fork_child(void)
 hipError_t hx_op_signal_validate(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
 				 const char *what)
 {
+	struct hx_sem *local[LOCAL_SEMS];
 	struct hx_sem **sems;
 	hipError_t err;
 
 	if (!init())
 		return hipErrorNotInitialized;
-	if (!hs || !params) {
-		hx_err("%s: %s is NULL", what, !hs ? "extSemArray" : "paramsArray");
-		return hipErrorInvalidValue;
-	}
-	if (n == 0)
-		return hipSuccess;
-	err = check_params(what, params, n, false);
-	if (err)
+	err = lookup_args(what, hs, params, n, false, &sems, local);
+	if (err || !sems)
 		return err;
-	sems = malloc((size_t)n * sizeof(*sems));
-	if (!sems)
-		return hipErrorOutOfMemory;
-	err = lookup_array(hs, n, sems, what);
-	if (err) {
-		free(sems);
-		return err;
-	}
-	for (unsigned i = 0; i < n; i++) {
-		if (!err && sems[i]->timeline && hx_abi_signal_value(params, i) == 0) {
-			hx_err("%s: timeline semaphore %p signaled with value 0", what, hs[i]);
-			err = hipErrorInvalidValue;
-		}
-		hx_sem_unref(sems[i]);
-	}
-	free(sems);
+	err = check_signal_values(what, hs, sems, params, n);
+	unref_all(sems, n);
+	free_sems(sems, local);
 	return err;
 }
 
@@ -1121,27 +1131,16 @@ bool hx_op_timeline_supported(char *why, size_t n)
 hipError_t hx_op_wait_validate(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
 			       const char *what)
 {
+	struct hx_sem *local[LOCAL_SEMS];
 	struct hx_sem **sems;
 	hipError_t err;
 
 	if (!init())
 		return hipErrorNotInitialized;
-	if (!hs || !params) {
-		hx_err("%s: %s is NULL", what, !hs ? "extSemArray" : "paramsArray");
-		return hipErrorInvalidValue;
-	}
-	if (n == 0)
-		return hipSuccess;
-	err = check_params(what, params, n, true);
-	if (err)
+	err = lookup_args(what, hs, params, n, true, &sems, local);
+	if (err || !sems)
 		return err;
-	sems = malloc((size_t)n * sizeof(*sems));
-	if (!sems)
-		return hipErrorOutOfMemory;
-	err = lookup_array(hs, n, sems, what);
-	if (!err)
-		for (unsigned i = 0; i < n; i++)
-			hx_sem_unref(sems[i]);
-	free(sems);
-	return err;
+	unref_all(sems, n);
+	free_sems(sems, local);
+	return hipSuccess;
 }
