@@ -196,6 +196,11 @@ HX_EXPORT void hipextsemGetStats(struct hx_stats *st)
 	hx_op_stats(st);
 }
 
+HX_EXPORT int hipextsemGetWaitPath(int *attr, char *why, size_t len)
+{
+	return hx_op_wait_path(attr, why, len);
+}
+
 /* ---- the table behind hipGetProcAddress and dlsym ---------------------- */
 
 HX_SELF(hipImportExternalSemaphore);

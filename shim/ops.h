@@ -35,6 +35,15 @@ void hx_op_stats(struct hx_stats *st);
 /* Exported (HIPEXTSEM_0.1) for the project's tests and tools. */
 void hipextsemGetStats(struct hx_stats *st);
 
+/* The wait path of this process: 0 asynchronous (hipStreamWaitValue64
+ * released by the waiter thread), 1 waits block the calling thread, -1 no
+ * usable device (every call goes to the runtime).  *attr gets the device's
+ * hipDeviceAttributeCanUseStreamWaitValue (-1 if unreadable; reported
+ * only, never used to choose); `why` says why this path. */
+int hx_op_wait_path(int *attr, char *why, size_t len);
+/* Exported (HIPEXTSEM_0.1) as the same, for hipextsem-info. */
+int hipextsemGetWaitPath(int *attr, char *why, size_t len);
+
 /* Graph nodes and stream capture (intercept.c). */
 hipError_t hx_op_signal_validate(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
 				 const char *what);

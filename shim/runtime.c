@@ -34,6 +34,7 @@ static const struct sym_entry runtime_syms[] = {
 	SYM(HostMalloc, true),
 	SYM(GetDevice, true),
 	SYM(LaunchHostFunc, false),
+	SYM(ExtMallocWithFlags, false),
 	SYM(DeviceGetAttribute, false),
 	SYM(DeviceGetPCIBusId, false),
 	SYM(RuntimeGetVersion, false),

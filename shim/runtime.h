@@ -23,6 +23,7 @@ struct hx_runtime {
 	__typeof__(hipGetDevice) *GetDevice;
 	/* optional */
 	__typeof__(hipLaunchHostFunc) *LaunchHostFunc;
+	__typeof__(hipExtMallocWithFlags) *ExtMallocWithFlags;
 	__typeof__(hipDeviceGetAttribute) *DeviceGetAttribute;
 	__typeof__(hipDeviceGetPCIBusId) *DeviceGetPCIBusId;
 	__typeof__(hipRuntimeGetVersion) *RuntimeGetVersion;

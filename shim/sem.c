@@ -34,9 +34,29 @@ struct reg_entry {
 	uint32_t gen;
 };
 
+/* Wait slots: 64-bit words a stream waits on with hipStreamWaitValue64.
+ * Host-memory slots come 512 at a time from hipHostMalloc(0), which clr
+ * makes fine-grained (coherent) host memory.  Signal-memory slots, the
+ * fallback for runtimes that refuse a wait on that memory (clr's
+ * ihipStreamOperation does when GPU_STREAMOPS_CP_WAIT=1), are one
+ * hipExtMallocWithFlags(8, hipMallocSignalMemory) each, made on first use. */
+enum slot_kind {
+	SLOT_HOST,
+	SLOT_SIGNAL,
+	SLOT_KINDS,
+};
+
 struct slot_chunk {
-	volatile uint64_t *mem; /* pinned, from the runtime */
+	volatile uint64_t *mem;                  /* SLOT_HOST: the chunk's array */
+	volatile uint64_t *sig[SLOTS_PER_CHUNK]; /* SLOT_SIGNAL: one word each */
 	uint64_t last[SLOTS_PER_CHUNK];
+};
+
+struct slot_pool {
+	struct slot_chunk **chunks;
+	uint32_t nchunks;
+	uint32_t *free_slots;
+	uint32_t nfree_slots;
 };
 
 struct signal_entry {
@@ -51,10 +71,15 @@ struct signal_op {
 	struct signal_entry entries[];
 };
 
+/* How a wait holds its stream.  The first two are asynchronous (the
+ * waiter thread writes the slot); the last blocks the caller.  The path
+ * only ever moves down this list, and only because the runtime refused
+ * to enqueue the one above (or HIPEXTSEM_HOST_WAIT=1). */
 enum wait_path {
 	WAIT_PATH_UNKNOWN,
-	WAIT_PATH_STREAM_VALUE, /* hipStreamWaitValue64 released by the waiter */
-	WAIT_PATH_HOST,         /* the calling thread blocks in the kernel */
+	WAIT_PATH_STREAM_VALUE,  /* hipStreamWaitValue64 on a host-memory slot */
+	WAIT_PATH_SIGNAL_MEMORY, /* the same on a signal-memory slot */
+	WAIT_PATH_HOST,          /* the calling thread blocks in the kernel */
 };
 
 static struct {
@@ -71,10 +96,7 @@ static struct {
 	uint32_t free_head, nfree;
 	uint32_t nlive;
 
-	struct slot_chunk **chunks;
-	uint32_t nchunks;
-	uint32_t *free_slots;
-	uint32_t nfree_slots;
+	struct slot_pool pools[SLOT_KINDS];
 
 	struct hx_wait_op *ops, *ops_tail; /* pending waits, oldest first */
 	struct hx_wait_op *watch;         /* oldest wait the watchdog has not reported */
@@ -83,11 +105,14 @@ static struct {
 	atomic_uint npending_signals;
 
 	enum wait_path wait_path;
+	int wait_value_attr;     /* hipDeviceAttributeCanUseStreamWaitValue, -1 unread */
+	char wait_path_why[200]; /* why wait_path is what it is */
 	bool atexit_registered;
 	bool exiting;
 } g = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.dev = { .fd = -1 },
+	.wait_value_attr = -1,
 };
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -328,23 +353,21 @@ static int open_device_locked(void)
 	return 0;
 }
 
-/* ---- pinned slots ------------------------------------------------------ */
+/* ---- wait slots -------------------------------------------------------- */
 
-static int slot_alloc_locked(uint32_t *index, volatile uint64_t **slot, uint64_t *gen)
+static int pool_grow_locked(struct slot_pool *pool, enum slot_kind kind)
 {
+	struct slot_chunk **nc;
 	struct slot_chunk *c;
-	uint32_t i;
+	uint32_t *nf;
 
-	if (g.nfree_slots == 0) {
-		struct slot_chunk **nc;
-		uint32_t *nf;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	if (kind == SLOT_HOST) {
 		void *mem = NULL;
-		hipError_t err;
+		hipError_t err = hx_rt.HostMalloc(&mem, SLOTS_PER_CHUNK * sizeof(uint64_t), 0);
 
-		c = calloc(1, sizeof(*c));
-		if (!c)
-			return -ENOMEM;
-		err = hx_rt.HostMalloc(&mem, SLOTS_PER_CHUNK * sizeof(uint64_t), 0);
 		if (err != hipSuccess || !mem) {
 			free(c);
 			hx_err("hipHostMalloc for wait slots failed (error %d)", (int)err);
@@ -352,39 +375,74 @@ static int slot_alloc_locked(uint32_t *index, volatile uint64_t **slot, uint64_t
 		}
 		memset(mem, 0, SLOTS_PER_CHUNK * sizeof(uint64_t));
 		c->mem = mem;
-		nc = realloc(g.chunks, (g.nchunks + 1) * sizeof(*nc));
-		nf = realloc(g.free_slots, (g.nchunks + 1) * SLOTS_PER_CHUNK * sizeof(*nf));
-		if (nc)
-			g.chunks = nc;
-		if (nf)
-			g.free_slots = nf;
-		if (!nc || !nf) {
-			/* The pinned memory stays with the runtime. */
-			free(c);
+	}
+	nc = realloc(pool->chunks, (pool->nchunks + 1) * sizeof(*nc));
+	if (nc)
+		pool->chunks = nc;
+	nf = realloc(pool->free_slots, (pool->nchunks + 1) * SLOTS_PER_CHUNK * sizeof(*nf));
+	if (nf)
+		pool->free_slots = nf;
+	if (!nc || !nf) {
+		/* Host memory stays with the runtime. */
+		free(c);
+		return -ENOMEM;
+	}
+	pool->chunks[pool->nchunks] = c;
+	for (uint32_t i = SLOTS_PER_CHUNK; i > 0; i--)
+		pool->free_slots[pool->nfree_slots++] = pool->nchunks * SLOTS_PER_CHUNK + i - 1;
+	pool->nchunks++;
+	return 0;
+}
+
+static int slot_alloc_locked(enum slot_kind kind, uint32_t *index, volatile uint64_t **slot,
+			     uint64_t *gen)
+{
+	struct slot_pool *pool = &g.pools[kind];
+	struct slot_chunk *c;
+	uint32_t i, k;
+
+	if (pool->nfree_slots == 0) {
+		int ret = pool_grow_locked(pool, kind);
+		if (ret)
+			return ret;
+	}
+	i = pool->free_slots[pool->nfree_slots - 1];
+	c = pool->chunks[i / SLOTS_PER_CHUNK];
+	k = i % SLOTS_PER_CHUNK;
+	if (kind == SLOT_SIGNAL && !c->sig[k]) {
+		void *mem = NULL;
+		hipError_t err = hx_rt.ExtMallocWithFlags ?
+					 hx_rt.ExtMallocWithFlags(&mem, sizeof(uint64_t),
+								  HX_MALLOC_SIGNAL_MEMORY) :
+					 hipErrorNotSupported;
+
+		if (err != hipSuccess || !mem) {
+			hx_err("hipExtMallocWithFlags(hipMallocSignalMemory) for a wait slot failed "
+			       "(error %d)", (int)err);
 			return -ENOMEM;
 		}
-		g.chunks[g.nchunks] = c;
-		for (i = SLOTS_PER_CHUNK; i > 0; i--)
-			g.free_slots[g.nfree_slots++] = g.nchunks * SLOTS_PER_CHUNK + i - 1;
-		g.nchunks++;
+		/* The runtime's signal memory: the word is written only by us. */
+		c->sig[k] = mem;
+		*c->sig[k] = 0;
 	}
-	i = g.free_slots[--g.nfree_slots];
-	c = g.chunks[i / SLOTS_PER_CHUNK];
+	pool->nfree_slots--;
 	*index = i;
-	*slot = &c->mem[i % SLOTS_PER_CHUNK];
+	*slot = kind == SLOT_HOST ? &c->mem[k] : c->sig[k];
 	/* Values only grow: a stream still reading an older value of this
 	 * slot (>= its own gen) stays released. */
-	*gen = c->last[i % SLOTS_PER_CHUNK] + 1;
+	*gen = c->last[k] + 1;
 	return 0;
 }
 
 /* The slot is free again once written (released) or never enqueued. */
-static void slot_free_locked(uint32_t index, uint64_t written)
+static void slot_free_locked(enum slot_kind kind, uint32_t index, uint64_t written)
 {
-	struct slot_chunk *c = g.chunks[index / SLOTS_PER_CHUNK];
+	struct slot_pool *pool = &g.pools[kind];
+	struct slot_chunk *c = pool->chunks[index / SLOTS_PER_CHUNK];
+
 	if (written > c->last[index % SLOTS_PER_CHUNK])
 		c->last[index % SLOTS_PER_CHUNK] = written;
-	g.free_slots[g.nfree_slots++] = index;
+	pool->free_slots[pool->nfree_slots++] = index;
 }
 
 static void release_slot(volatile uint64_t *slot, uint64_t gen)
@@ -745,7 +803,7 @@ static void op_release(struct hx_wait_op *op)
 	else
 		g.ops_tail = op->all_prev;
 	g.npending_waits--;
-	slot_free_locked(op->slot_index, op->gen);
+	slot_free_locked(op->slot_kind, op->slot_index, op->gen);
 	pthread_mutex_unlock(&g.lock);
 	free(op);
 }
@@ -766,39 +824,130 @@ void hx_sem_entry_done(struct hx_wait_entry *e)
 		op_release(op);
 }
 
+static const char *wait_path_name(enum wait_path path)
+{
+	switch (path) {
+	case WAIT_PATH_STREAM_VALUE:
+		return "hipStreamWaitValue64 on host memory, released by the waiter thread";
+	case WAIT_PATH_SIGNAL_MEMORY:
+		return "hipStreamWaitValue64 on signal memory, released by the waiter thread";
+	case WAIT_PATH_HOST:
+		return "the calling thread blocks until the semaphores are signaled";
+	default:
+		return "not chosen yet";
+	}
+}
+
+/*
+ * The first choice is always the stream wait, whatever the device reports
+ * for hipDeviceAttributeCanUseStreamWaitValue: clr sets that attribute from
+ * aqlBarrierValue_ (whether the CP BARRIER_VALUE packet is used), which
+ * releases before ROCm 5.5 left at 0 on every GPU but gfx900/904/908/90a,
+ * while hipStreamWaitValue64 works on all of them (a blit kernel waits
+ * instead).  The value is read and reported, never acted upon.
+ */
 static enum wait_path choose_wait_path_locked(void)
 {
-	int hdev = 0, v = 1;
-	hipError_t err;
+	int hdev = 0, v = -1;
 
 	if (g.wait_path != WAIT_PATH_UNKNOWN)
 		return g.wait_path;
-	g.wait_path = WAIT_PATH_STREAM_VALUE;
+	if (hx_rt.DeviceGetAttribute && hx_rt.GetDevice(&hdev) == hipSuccess &&
+	    hx_rt.DeviceGetAttribute(&v, hipDeviceAttributeCanUseStreamWaitValue, hdev) !=
+		    hipSuccess)
+		v = -1;
+	g.wait_value_attr = v;
 	if (hx_getenv_long("HIPEXTSEM_HOST_WAIT", 0, 0, 1)) {
 		g.wait_path = WAIT_PATH_HOST;
+		snprintf(g.wait_path_why, sizeof(g.wait_path_why), "HIPEXTSEM_HOST_WAIT=1");
 		hx_info("waits block the calling thread (HIPEXTSEM_HOST_WAIT=1)");
 		return g.wait_path;
 	}
-	if (hx_rt.DeviceGetAttribute && hx_rt.GetDevice(&hdev) == hipSuccess) {
-		err = hx_rt.DeviceGetAttribute(&v, hipDeviceAttributeCanUseStreamWaitValue, hdev);
-		if (err == hipSuccess && v == 0) {
-			g.wait_path = WAIT_PATH_HOST;
-			hx_warn("HIP device %d cannot use hipStreamWaitValue64: waits will block "
-				"the calling thread until the semaphore is signaled", hdev);
-			return g.wait_path;
-		}
-	}
-	hx_info("waits use hipStreamWaitValue64 released by the waiter thread");
+	g.wait_path = WAIT_PATH_STREAM_VALUE;
+	snprintf(g.wait_path_why, sizeof(g.wait_path_why),
+		 "the default; hipDeviceAttributeCanUseStreamWaitValue reads %d%s", v,
+		 v == 0 ? " (it only says whether the CP barrier-value packet is used)" : "");
+	hx_info("waits use hipStreamWaitValue64 released by the waiter thread "
+		"(HIP device %d reports hipDeviceAttributeCanUseStreamWaitValue = %d%s)", hdev, v,
+		v == 0 ? ", which does not stop hipStreamWaitValue64 from working" : "");
 	return g.wait_path;
 }
 
-static hipError_t host_wait(struct hx_sem **sems, const void *params, unsigned n)
+/* The runtime refused to enqueue the stream wait on a valid stream: move
+ * one step down the wait paths.  Logged once per step, with the reason. */
+static enum wait_path fall_back_locked(enum wait_path failed, hipError_t err)
+{
+	if (g.wait_path != failed)
+		return g.wait_path; /* another thread moved on already */
+	if (failed == WAIT_PATH_STREAM_VALUE && hx_rt.ExtMallocWithFlags) {
+		g.wait_path = WAIT_PATH_SIGNAL_MEMORY;
+		snprintf(g.wait_path_why, sizeof(g.wait_path_why),
+			 "hipStreamWaitValue64 on host memory failed with error %d", (int)err);
+		hx_warn("hipStreamWaitValue64 refused host memory (error %d; clr does so with "
+			"GPU_STREAMOPS_CP_WAIT=1): waits now use hipMallocSignalMemory slots, "
+			"still asynchronous", (int)err);
+	} else {
+		g.wait_path = WAIT_PATH_HOST;
+		snprintf(g.wait_path_why, sizeof(g.wait_path_why),
+			 "the runtime refused every stream wait (hipStreamWaitValue64 on %s "
+			 "memory: error %d)", failed == WAIT_PATH_SIGNAL_MEMORY ? "signal" : "host",
+			 (int)err);
+		hx_warn("the runtime cannot enqueue hipStreamWaitValue64 (error %d on %s memory): "
+			"waits now BLOCK THE CALLING THREAD until their semaphores are signaled; "
+			"a wait whose signal the same thread issues later will hang", (int)err,
+			failed == WAIT_PATH_SIGNAL_MEMORY ? "signal" : "host");
+	}
+	return g.wait_path;
+}
+
+/* Is `stream` a stream the runtime knows?  Answered by hipStreamQuery,
+ * which clr fails with hipErrorContextIsDestroyed (709) or
+ * hipErrorInvalidHandle for a handle that names no live stream. */
+static bool stream_is_valid(hipStream_t stream)
+{
+	hipError_t err;
+
+	if (!hx_rt.StreamQuery)
+		return true;
+	err = hx_rt.StreamQuery(stream);
+	return err == hipSuccess || err == hipErrorNotReady;
+}
+
+static hipError_t host_wait(struct hx_sem **sems, const void *params, unsigned n,
+			    hipStream_t stream)
 {
 	hipError_t err = hipSuccess;
 
+	/* Every argument is checked before the thread blocks: a destroyed
+	 * stream must not turn into a wait that never ends. */
+	if (!stream_is_valid(stream)) {
+		hx_err("hipWaitExternalSemaphoresAsync: stream %p is not a valid stream",
+		       (void *)stream);
+		return hipErrorInvalidValue;
+	}
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t point = sems[i]->timeline ? hx_abi_wait_value(params, i) : 0;
-		int ret = hx_sync_wait_one(&g.dev, sems[i]->handle, point, INT64_MAX);
+		int64_t start = hx_now_ns();
+		bool reported = false;
+		int ret;
+
+		/* Wait in slices of HIPEXTSEM_STUCK_MS so that a wait that
+		 * never ends is reported, as the waiter's watchdog does. */
+		for (;;) {
+			int64_t until = g.stuck_ns ? hx_now_ns() + g.stuck_ns : INT64_MAX;
+
+			ret = hx_sync_wait_one(&g.dev, sems[i]->handle, point, until);
+			if (ret != -ETIME || !g.stuck_ns)
+				break;
+			if (!reported) {
+				hx_warn("stuck wait: the calling thread has waited %.1f s for %s "
+					"semaphore %p (syncobj %u) to reach %llu (HIPEXTSEM_HOST_WAIT "
+					"path)", (double)(hx_now_ns() - start) / 1e9,
+					sems[i]->timeline ? "timeline" : "binary", encode(sems[i]),
+					sems[i]->handle, (unsigned long long)point);
+				reported = true;
+			}
+		}
 		if (ret == 0 && !sems[i]->timeline)
 			ret = hx_sync_reset(&g.dev, sems[i]->handle);
 		if (ret && !err) {
@@ -806,6 +955,35 @@ static hipError_t host_wait(struct hx_sem **sems, const void *params, unsigned n
 			       strerror(-ret));
 			err = hipErrorOperatingSystem;
 		}
+	}
+	return err;
+}
+
+/* Takes a slot of the path's kind and enqueues the stream's wait on it.
+ * On failure nothing is held and `err` is the runtime's own answer. */
+static hipError_t enqueue_stream_wait(struct hx_wait_op *op, enum wait_path path,
+				      hipStream_t stream)
+{
+	enum slot_kind kind = path == WAIT_PATH_SIGNAL_MEMORY ? SLOT_SIGNAL : SLOT_HOST;
+	hipError_t err;
+	int ret;
+
+	pthread_mutex_lock(&g.lock);
+	ret = slot_alloc_locked(kind, &op->slot_index, &op->slot, &op->gen);
+	if (!ret && !g.atexit_registered) {
+		atexit(at_exit);
+		g.atexit_registered = true;
+	}
+	pthread_mutex_unlock(&g.lock);
+	if (ret)
+		return hipErrorOutOfMemory;
+	op->slot_kind = kind;
+	err = hx_rt.StreamWaitValue64(stream, (void *)op->slot, op->gen, hipStreamWaitValueGte,
+				      ~0ull);
+	if (err) {
+		pthread_mutex_lock(&g.lock);
+		slot_free_locked(kind, op->slot_index, 0);
+		pthread_mutex_unlock(&g.lock);
 	}
 	return err;
 }
@@ -820,7 +998,6 @@ hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsi
 	enum wait_path path;
 	hipError_t err;
 	bool kick;
-	int ret;
 
 	if (!init())
 		return hipErrorNotInitialized;
@@ -835,39 +1012,35 @@ hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsi
 
 	pthread_mutex_lock(&g.lock);
 	path = choose_wait_path_locked();
-	if (path == WAIT_PATH_STREAM_VALUE) {
-		ret = slot_alloc_locked(&op->slot_index, &op->slot, &op->gen);
-		if (ret) {
-			pthread_mutex_unlock(&g.lock);
-			err = hipErrorOutOfMemory;
-			goto unref;
-		}
-		if (!g.atexit_registered) {
-			atexit(at_exit);
-			g.atexit_registered = true;
-		}
-	}
 	pthread_mutex_unlock(&g.lock);
 
-	if (path == WAIT_PATH_HOST) {
-		/* Done once it returns: the same clean-up as a failure. */
-		err = host_wait(sems, params, n);
-		goto unref;
-	}
-
-	ret = hx_waiter_start(&g.dev);
-	if (ret) {
+	if (path != WAIT_PATH_HOST && hx_waiter_start(&g.dev)) {
 		err = hipErrorOperatingSystem;
-		goto fail_slot;
+		goto unref;
 	}
 	op->stream = stream;
 	op->count = n;
 	op->enqueued_ns = hx_now_ns();
-	err = hx_rt.StreamWaitValue64(stream, (void *)op->slot, op->gen, hipStreamWaitValueGte,
-				      ~0ull);
-	if (err) {
-		err = map_enqueue_error(err, "hipStreamWaitValue64", stream);
-		goto fail_slot;
+	while (path != WAIT_PATH_HOST) {
+		err = enqueue_stream_wait(op, path, stream);
+		if (!err)
+			break;
+		if (err == hipErrorOutOfMemory)
+			goto unref;
+		/* A refusal is the stream's fault or the primitive's: only
+		 * the second is a reason to change paths. */
+		if (!stream_is_valid(stream)) {
+			err = map_enqueue_error(err, "hipStreamWaitValue64", stream);
+			goto unref;
+		}
+		pthread_mutex_lock(&g.lock);
+		path = fall_back_locked(path, err);
+		pthread_mutex_unlock(&g.lock);
+	}
+	if (path == WAIT_PATH_HOST) {
+		/* Done once it returns: the same clean-up as a failure. */
+		err = host_wait(sems, params, n, stream);
+		goto unref;
 	}
 
 	/* From here on the stream is held: every path must end in a release. */
@@ -903,15 +1076,34 @@ hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsi
 		op_release(op);
 	return hipSuccess;
 
-fail_slot:
-	pthread_mutex_lock(&g.lock);
-	slot_free_locked(op->slot_index, 0);
-	pthread_mutex_unlock(&g.lock);
 unref:
 	unref_all(sems, n);
 	free_sems(sems, local);
 	free(op);
 	return err;
+}
+
+int hx_op_wait_path(int *attr, char *why, size_t len)
+{
+	enum wait_path path;
+
+	if (attr)
+		*attr = -1;
+	if (why && len)
+		why[0] = '\0';
+	if (!init() || !hx_runtime_usable()) {
+		if (why && len)
+			snprintf(why, len, "the HIP runtime has no usable device");
+		return -1;
+	}
+	pthread_mutex_lock(&g.lock);
+	path = choose_wait_path_locked();
+	if (attr)
+		*attr = g.wait_value_attr;
+	if (why && len)
+		snprintf(why, len, "%s: %s", wait_path_name(path), g.wait_path_why);
+	pthread_mutex_unlock(&g.lock);
+	return path == WAIT_PATH_HOST ? 1 : 0;
 }
 
 hipError_t hx_op_destroy(hipExternalSemaphore_t h)
@@ -992,7 +1184,8 @@ void hx_op_stats(struct hx_stats *st)
 	st->live_sems = g.nlive;
 	st->pending_waits = g.npending_waits;
 	st->pending_signals = atomic_load(&g.npending_signals);
-	st->slots_allocated = g.nchunks * SLOTS_PER_CHUNK;
+	st->slots_allocated = (g.pools[SLOT_HOST].nchunks + g.pools[SLOT_SIGNAL].nchunks) *
+			      SLOTS_PER_CHUNK;
 	pthread_mutex_unlock(&g.lock);
 }
 
@@ -1032,17 +1225,16 @@ static void fork_child(void)
 	g.ops = g.ops_tail = g.watch = NULL;
 	g.npending_waits = 0;
 	atomic_store(&g.npending_signals, 0);
-	/* Pinned slots belong to the parent's runtime context. */
-	g.chunks = NULL;
-	g.nchunks = 0;
-	g.free_slots = NULL;
-	g.nfree_slots = 0;
+	/* Wait slots belong to the parent's runtime context. */
+	memset(g.pools, 0, sizeof(g.pools));
 	if (g.dev.fd >= 0)
 		close(g.dev.fd);
 	g.dev.fd = -1;
 	g.dev_tried = false;
 	g.dev_err = 0;
 	g.wait_path = WAIT_PATH_UNKNOWN;
+	g.wait_value_attr = -1;
+	g.wait_path_why[0] = '\0';
 	g.exiting = false;
 	g.pid = getpid();
 	hx_waiter_reset_after_fork();

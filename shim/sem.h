@@ -31,6 +31,7 @@ struct hx_wait_op {
 	volatile uint64_t *slot;
 	uint64_t gen;
 	uint32_t slot_index;
+	uint8_t slot_kind; /* which pool of sem.c the slot came from */
 	atomic_uint remaining;
 	hipStream_t stream;
 	int64_t enqueued_ns;

@@ -82,6 +82,8 @@ enum hx_sem_handle_type {
 #define HX_HOST_MALLOC_WRITE_COMBINED 0x4u
 #define HX_HOST_MALLOC_COHERENT 0x40000000u
 #define HX_HOST_MALLOC_NON_COHERENT 0x80000000u
+/* hipExtMallocWithFlags: an HSA signal-backed 8-byte word (clr hip_memory.cpp) */
+#define HX_MALLOC_SIGNAL_MEMORY 0x2u
 
 /* Special stream handles. */
 #define HX_STREAM_LEGACY ((struct ihipStream_t *)1)

@@ -70,6 +70,7 @@ typedef void (*hipHostFn_t)(void *userData);
 #define hipHostMallocMapped HX_HOST_MALLOC_MAPPED
 #define hipHostMallocCoherent HX_HOST_MALLOC_COHERENT
 #define hipHostMallocNonCoherent HX_HOST_MALLOC_NON_COHERENT
+#define hipMallocSignalMemory HX_MALLOC_SIGNAL_MEMORY
 #define hipDeviceAttributeCanUseStreamWaitValue HX_DEVATTR_CAN_USE_STREAM_WAIT_VALUE
 
 typedef enum hipMemcpyKind {
@@ -125,6 +126,7 @@ hipError_t hipEventDestroy(hipEvent_t event);
 
 /* Memory. */
 hipError_t hipHostMalloc(void **ptr, size_t size, unsigned int flags);
+hipError_t hipExtMallocWithFlags(void **ptr, size_t sizeBytes, unsigned int flags);
 hipError_t hipHostFree(void *ptr);
 hipError_t hipMalloc(void **ptr, size_t size);
 hipError_t hipFree(void *ptr);

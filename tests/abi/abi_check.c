@@ -158,6 +158,7 @@ static void check_values(void)
 	SAME_VALUE(hipStreamWaitValueAnd, HX_WAIT_VALUE_AND);
 	SAME_VALUE(hipStreamWaitValueNor, HX_WAIT_VALUE_NOR);
 	SAME_VALUE(hipHostMallocDefault, HX_HOST_MALLOC_DEFAULT);
+	SAME_VALUE(hipMallocSignalMemory, HX_MALLOC_SIGNAL_MEMORY);
 	SAME_VALUE(hipHostMallocPortable, HX_HOST_MALLOC_PORTABLE);
 	SAME_VALUE(hipHostMallocMapped, HX_HOST_MALLOC_MAPPED);
 	SAME_VALUE(hipHostMallocWriteCombined, HX_HOST_MALLOC_WRITE_COMBINED);

@@ -158,6 +158,7 @@ struct alloc {
 	void *ptr;
 	size_t size;
 	bool host;
+	bool signal; /* hipExtMallocWithFlags(hipMallocSignalMemory) */
 };
 
 static struct {
@@ -184,7 +185,10 @@ static struct {
 	size_t nallocs, cap_allocs;
 
 	pthread_key_t pts_key;
-	bool no_wait_value;
+	bool no_wait_value; /* CPUHIP_NO_STREAM_WAIT_VALUE=1 */
+	bool attrs_zero;    /* CPUHIP_DEVICE_ATTRS=zero */
+	bool cp_wait;       /* GPU_STREAMOPS_CP_WAIT=1 */
+	bool wait_refused;  /* CPUHIP_STREAM_WAIT=refuse (test-only fault) */
 	int pci_domain, pci_bus, pci_device, pci_function;
 } g = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -295,8 +299,19 @@ static void global_init(void)
 			g.shared_q = calloc(n, sizeof(*g.shared_q));
 		}
 	}
+	/* ROCm release variants of hipDeviceGetAttribute (README.md): the
+	 * stream wait-value attribute, or every attribute, reading 0 while
+	 * the wait/write-value calls keep working. */
 	e = getenv("CPUHIP_NO_STREAM_WAIT_VALUE");
 	g.no_wait_value = e && strcmp(e, "1") == 0;
+	e = getenv("CPUHIP_DEVICE_ATTRS");
+	g.attrs_zero = e && strcmp(e, "zero") == 0;
+	/* clr's flag (rocclr/utils/flags.hpp): stream waits use the CP
+	 * barrier-value packet, which needs signal memory. */
+	e = getenv("GPU_STREAMOPS_CP_WAIT");
+	g.cp_wait = e && (strcmp(e, "1") == 0 || strcmp(e, "true") == 0);
+	e = getenv("CPUHIP_STREAM_WAIT");
+	g.wait_refused = e && strcmp(e, "refuse") == 0;
 	parse_pci();
 	pthread_mutex_lock(&g.lock);
 	g.null_stream = stream_new_locked(hipStreamDefault, 0, true);
@@ -311,7 +326,7 @@ static void ensure_init(void)
 /* ------------------------------------------------------------------ */
 /* Allocations                                                         */
 
-static void *track_alloc(size_t size, bool host)
+static void *track_alloc(size_t size, bool host, bool signal)
 {
 	void *p = NULL;
 	if (posix_memalign(&p, 4096, size) != 0)
@@ -329,7 +344,7 @@ static void *track_alloc(size_t size, bool host)
 		g.allocs = n;
 		g.cap_allocs = cap;
 	}
-	g.allocs[g.nallocs++] = (struct alloc){ p, size, host };
+	g.allocs[g.nallocs++] = (struct alloc){ p, size, host, signal };
 	pthread_mutex_unlock(&g.lock);
 	return p;
 }
@@ -817,6 +832,10 @@ CPUHIP_EXPORT hipError_t hipDeviceGetAttribute(int *pi, int attr, int dev)
 		return ret(hipErrorInvalidValue);
 	if (dev != 0)
 		return ret(hipErrorInvalidDevice);
+	if (g.attrs_zero) {
+		*pi = 0;
+		return ret(hipSuccess);
+	}
 	switch (attr) {
 	case HX_DEVATTR_PCI_BUS_ID:
 		*pi = g.pci_bus;
@@ -1154,11 +1173,56 @@ hipError_t cpuhip_set_last_error(hipError_t e)
 	return ret(e);
 }
 
+/* Is ptr inside memory the runtime allocated (clr's getMemoryObject)?
+ * *signal tells whether that memory is signal memory. */
+static bool find_alloc(const void *ptr, size_t len, bool *signal)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&g.lock);
+	for (size_t i = 0; i < g.nallocs; i++) {
+		const char *base = g.allocs[i].ptr;
+		if ((const char *)ptr >= base && (const char *)ptr + len <= base + g.allocs[i].size) {
+			*signal = g.allocs[i].signal;
+			found = true;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&g.lock);
+	return found;
+}
+
+/* The checks of clr's ihipStreamOperation (hipamd/src/hip_stream_ops.cpp),
+ * in its order: NULL pointer, then the stream, then memory the runtime
+ * does not know, then (waits, GPU_STREAMOPS_CP_WAIT=1) memory that is not
+ * signal memory, then the wait flags. */
+static hipError_t check_stream_op(hipStream_t h, const void *ptr, size_t len, bool wait,
+				  unsigned int flags)
+{
+	bool signal = false;
+
+	if (!ptr)
+		return hipErrorInvalidValue;
+	if (!cpuhip_stream_valid(h))
+		return STREAM_GONE;
+	if (!find_alloc(ptr, len, &signal))
+		return hipErrorInvalidValue;
+	if (wait && g.cp_wait && !signal)
+		return hipErrorInvalidValue;
+	if (wait && flags > hipStreamWaitValueNor)
+		return hipErrorInvalidValue;
+	if (wait && g.wait_refused)
+		return hipErrorNotSupported;
+	return hipSuccess;
+}
+
 static hipError_t wait_value(hipStream_t h, void *ptr, uint64_t value, unsigned int flags,
 			     uint64_t mask, bool is64)
 {
-	if (!ptr || flags > hipStreamWaitValueNor)
-		return hipErrorInvalidValue;
+	hipError_t err = check_stream_op(h, ptr, is64 ? 8 : 4, true, flags);
+
+	if (err)
+		return err;
 	struct cmd *c = cmd_new(CMD_WAIT_VALUE);
 	if (!c)
 		return hipErrorOutOfMemory;
@@ -1184,8 +1248,10 @@ CPUHIP_EXPORT hipError_t hipStreamWaitValue64(hipStream_t h, void *ptr, uint64_t
 
 static hipError_t write_value(hipStream_t h, void *ptr, uint64_t value, bool is64)
 {
-	if (!ptr)
-		return hipErrorInvalidValue;
+	hipError_t err = check_stream_op(h, ptr, is64 ? 8 : 4, false, 0);
+
+	if (err)
+		return err;
 	struct cmd *c = cmd_new(CMD_WRITE_VALUE);
 	if (!c)
 		return hipErrorOutOfMemory;
@@ -1423,7 +1489,26 @@ CPUHIP_EXPORT hipError_t hipHostMalloc(void **ptr, size_t size, unsigned int fla
 	const unsigned int coh = hipHostMallocCoherent | hipHostMallocNonCoherent;
 	if ((flags & coh) == coh)
 		return ret(hipErrorInvalidValue);
-	*ptr = track_alloc(size, true);
+	*ptr = track_alloc(size, true, false);
+	return ret(*ptr ? hipSuccess : hipErrorOutOfMemory);
+}
+
+/* clr hip_memory.cpp hipExtMallocWithFlags: hipMallocSignalMemory (0x2)
+ * takes exactly 8 bytes; unknown flags are hipErrorInvalidValue. */
+CPUHIP_EXPORT hipError_t hipExtMallocWithFlags(void **ptr, size_t size, unsigned int flags)
+{
+	ensure_init();
+	if (!ptr)
+		return ret(hipErrorInvalidValue);
+	if (flags == hipMallocSignalMemory && size != 8)
+		return ret(hipErrorInvalidValue);
+	if (flags > 0x8) /* default, fine-grained (1), signal (2), uncached (3), contiguous (8) */
+		return ret(hipErrorInvalidValue);
+	if (size == 0) {
+		*ptr = NULL;
+		return ret(hipSuccess);
+	}
+	*ptr = track_alloc(size, flags == hipMallocSignalMemory, flags == hipMallocSignalMemory);
 	return ret(*ptr ? hipSuccess : hipErrorOutOfMemory);
 }
 
@@ -1436,7 +1521,7 @@ CPUHIP_EXPORT hipError_t hipMalloc(void **ptr, size_t size)
 		*ptr = NULL;
 		return ret(hipSuccess);
 	}
-	*ptr = track_alloc(size, false);
+	*ptr = track_alloc(size, false, false);
 	return ret(*ptr ? hipSuccess : hipErrorOutOfMemory);
 }
 

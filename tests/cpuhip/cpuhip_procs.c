@@ -37,6 +37,7 @@ static const struct {
 	PROC(hipGetProcAddress),
 	PROC(hipHostFree),
 	PROC(hipHostMalloc),
+	PROC(hipExtMallocWithFlags),
 	PROC(hipImportExternalSemaphore),
 	PROC(hipInit),
 	PROC(hipLaunchHostFunc),

@@ -164,6 +164,54 @@ static void hip_to_hip(bool timeline)
 	HIPCHECK(hipHostFree(mark));
 }
 
+/* The wait path the shim reports (hipextsemGetWaitPath) after one wait,
+ * so that any fallback has happened: HX_EXPECT_WAIT_PATH (0 asynchronous,
+ * default; 1 the calling thread blocks) and HX_EXPECT_ATTR (the device's
+ * hipDeviceAttributeCanUseStreamWaitValue, default 1). */
+static void wait_path(void)
+{
+	int (*get)(int *, char *, size_t) =
+		(int (*)(int *, char *, size_t))dlsym(RTLD_DEFAULT, "hipextsemGetWaitPath");
+	const char *ep = getenv("HX_EXPECT_WAIT_PATH"), *ea = getenv("HX_EXPECT_ATTR");
+	int want = ep ? atoi(ep) : 0, want_attr = ea ? atoi(ea) : 1, attr = -2, path;
+	uint32_t h;
+	hipExternalSemaphore_t s = make_sem(&h, true, false);
+	hipStream_t st;
+	char why[256];
+
+	if (!s) {
+		CHECK(get == NULL, "hipextsemGetWaitPath found without the shim");
+		return;
+	}
+	CHECK(get != NULL, "hipextsemGetWaitPath is not exported");
+	HIPCHECK(hipStreamCreate(&st));
+	so_signal(drm, h, 1);
+	HIPCHECK(wait1(s, 1, st));
+	HIPCHECK(hipStreamSynchronize(st));
+	path = get(&attr, why, sizeof(why));
+	printf("wait path %d, attribute %d: %s\n", path, attr, why);
+	CHECK(path == want, "wait path %d, expected %d (%s)", path, want, why);
+	CHECK(attr == want_attr, "attribute read as %d, expected %d", attr, want_attr);
+	HIPCHECK(hipDestroyExternalSemaphore(s));
+	HIPCHECK(hipStreamDestroy(st));
+}
+
+/* A destroyed stream is refused before anything waits, on every wait path
+ * (the host-blocking one included): never a wait that cannot end. */
+static void wait_bad_stream(void)
+{
+	uint32_t h;
+	hipExternalSemaphore_t s = make_sem(&h, false, false);
+	hipStream_t st;
+
+	if (!s)
+		return;
+	HIPCHECK(hipStreamCreate(&st));
+	HIPCHECK(hipStreamDestroy(st));
+	EXPECT_ERR(wait1(s, 1, st), hipErrorInvalidValue);
+	HIPCHECK(hipDestroyExternalSemaphore(s));
+}
+
 static void fd_ownership(void)
 {
 	uint32_t h = so_create(drm, false);
@@ -650,7 +698,8 @@ static const struct {
 	{ "special-streams", special_streams }, { "two-processes", two_processes },
 	{ "threads", threads },               { "many", many },
 	{ "stuck", stuck },                   { "trace-run", trace_run },
-	{ "trace-crash", trace_crash },
+	{ "trace-crash", trace_crash },       { "wait-path", wait_path },
+	{ "wait-bad-stream", wait_bad_stream },
 };
 
 static void on_alarm(int sig)

@@ -355,7 +355,7 @@ int main(int argc, char **argv)
 	for (size_t k = 0; k < shim.nsyms; k++) {
 		const struct sym *s = &shim.syms[k], *r;
 		const char *res;
-		if (strncmp(s->name, "hip", 3) != 0 || !strcmp(s->name, "hipextsemGetStats"))
+		if (strncmp(s->name, "hip", 3) != 0 || !strncmp(s->name, "hipextsem", 9))
 			continue;
 		r = find(&rt, s->name);
 		if (!r)

@@ -141,7 +141,7 @@ static void t_null_stream_legacy(void)
 
 struct pts_arg {
 	pid_t worker;
-	uint32_t value;
+	uint32_t *value; /* runtime memory: clr refuses stream ops on any other */
 };
 
 static void *pts_thread(void *p)
@@ -149,10 +149,12 @@ static void *pts_thread(void *p)
 	struct pts_arg *a = p;
 	OK(cpuhipTestStreamWorkerTid(hipStreamPerThread, &a->worker));
 	OK(cpuhipTestEnqueueDelay(hipStreamPerThread, 50000));
-	OK(hipStreamWriteValue32(hipStreamPerThread, &a->value, 5, 0));
+	OK(hipHostMalloc((void **)&a->value, sizeof(*a->value), 0));
+	OK(hipStreamWriteValue32(hipStreamPerThread, a->value, 5, 0));
 	CHECK_ERR(hipStreamQuery(hipStreamPerThread), hipErrorNotReady);
 	OK(hipStreamSynchronize(hipStreamPerThread));
-	CHECK(a->value == 5);
+	CHECK(*a->value == 5);
+	OK(hipHostFree(a->value));
 	return NULL;
 }
 
@@ -591,6 +593,50 @@ static void t_wait_value_by_write_value(void)
 	OK(hipHostFree(mem));
 }
 
+/* The memory rules of clr's ihipStreamOperation: stream operations only
+ * on memory the runtime allocated; with GPU_STREAMOPS_CP_WAIT=1 waits only
+ * on signal memory (hipExtMallocWithFlags(8, hipMallocSignalMemory)). */
+static void t_stream_op_memory(void)
+{
+	const char *e = getenv("GPU_STREAMOPS_CP_WAIT");
+	int cp_wait = e && strcmp(e, "1") == 0;
+	static uint64_t not_hip;
+	uint64_t *host, *sig;
+	hipStream_t s;
+	void *p;
+
+	OK(hipStreamCreate(&s));
+	OK(hipHostMalloc((void **)&host, 64, 0));
+	CHECK_ERR(hipExtMallocWithFlags(&p, 16, hipMallocSignalMemory), hipErrorInvalidValue);
+	CHECK_ERR(hipExtMallocWithFlags(NULL, 8, hipMallocSignalMemory), hipErrorInvalidValue);
+	OK(hipExtMallocWithFlags((void **)&sig, 8, hipMallocSignalMemory));
+	CHECK(sig != NULL && *sig == 0);
+
+	CHECK_ERR(hipStreamWaitValue64(s, &not_hip, 0, hipStreamWaitValueGte, ~0ull),
+		  hipErrorInvalidValue);
+	CHECK_ERR(hipStreamWriteValue64(s, &not_hip, 1, 0), hipErrorInvalidValue);
+	/* A range that runs off the end of an allocation is not inside it. */
+	CHECK_ERR(hipStreamWriteValue64(s, (char *)host + 60, 1, 0), hipErrorInvalidValue);
+	/* The stream is checked before the memory. */
+	CHECK_ERR(hipStreamWaitValue64((hipStream_t)(uintptr_t)0x1234, &not_hip, 0,
+				       hipStreamWaitValueGte, ~0ull),
+		  (hipError_t)709);
+
+	if (cp_wait)
+		CHECK_ERR(hipStreamWaitValue64(s, host, 0, hipStreamWaitValueGte, ~0ull),
+			  hipErrorInvalidValue);
+	else
+		OK(hipStreamWaitValue64(s, host, 0, hipStreamWaitValueGte, ~0ull));
+	OK(hipStreamWaitValue64(s, sig, 0, hipStreamWaitValueGte, ~0ull));
+	OK(hipStreamWriteValue64(s, host, 3, 0)); /* writes take any runtime memory */
+	OK(hipStreamWriteValue64(s, sig, 5, 0));
+	OK(hipStreamSynchronize(s));
+	CHECK(*host == 3 && *sig == 5);
+	OK(hipStreamDestroy(s));
+	OK(hipFree(sig));
+	OK(hipHostFree(host));
+}
+
 static void t_write_value(void)
 {
 	uint64_t *mem;
@@ -789,7 +835,9 @@ static void t_device(void)
 	CHECK_ERR(hipGetDevice(NULL), hipErrorInvalidValue);
 	OK(hipDeviceGetAttribute(&v, hipDeviceAttributeCanUseStreamWaitValue, 0));
 	const char *nowv = getenv("CPUHIP_NO_STREAM_WAIT_VALUE");
-	CHECK(v == ((nowv && strcmp(nowv, "1") == 0) ? 0 : 1));
+	const char *attrs = getenv("CPUHIP_DEVICE_ATTRS");
+	int zero = attrs && strcmp(attrs, "zero") == 0;
+	CHECK(v == ((zero || (nowv && strcmp(nowv, "1") == 0)) ? 0 : 1));
 	CHECK_ERR(hipDeviceGetAttribute(&v, hipDeviceAttributeCanUseStreamWaitValue, 1),
 		  hipErrorInvalidDevice);
 	CHECK_ERR(hipDeviceGetAttribute(NULL, HX_DEVATTR_PCI_BUS_ID, 0), hipErrorInvalidValue);
@@ -801,6 +849,13 @@ static void t_device(void)
 	CHECK_ERR(hipDeviceGetPCIBusId(bus, sizeof(bus), 3), hipErrorInvalidDevice);
 	CHECK_ERR(hipDeviceGetPCIBusId(NULL, 10, 0), hipErrorInvalidValue);
 	char expect[64];
+	if (zero) {
+		/* Every attribute reads 0; the bus id string and the
+		 * properties keep the real location. */
+		CHECK(dom == 0 && busn == 0 && devn == 0);
+		CHECK(sscanf(bus, "%x:%x:%x.", (unsigned *)&dom, (unsigned *)&busn,
+			     (unsigned *)&devn) == 3);
+	}
 	snprintf(expect, sizeof(expect), "%04x:%02x:%02x.0", dom, busn, devn);
 	CHECK(strcmp(bus, expect) == 0);
 	const char *want = getenv("CPUHIP_PCI_BUS_ID");
@@ -951,18 +1006,20 @@ static void *stress_thread(void *p)
 	for (int i = 0; i < 20; i++) {
 		hipStream_t s;
 		hipEvent_t e;
-		uint32_t x = 0;
+		uint32_t *x;
+		OK(hipHostMalloc((void **)&x, sizeof(*x), 0));
 		OK(hipStreamCreate(&s));
 		OK(hipEventCreate(&e));
-		OK(hipStreamWriteValue32(s, &x, 1, 0));
+		OK(hipStreamWriteValue32(s, x, 1, 0));
 		OK(hipEventRecord(e, s));
 		OK(hipStreamWaitEvent(NULL, e, 0));
 		OK(hipStreamAddCallback(s, cb_count, &stress_cbs, 0));
-		OK(hipStreamWaitValue32(hipStreamPerThread, &x, 1, hipStreamWaitValueEq, ~0u));
+		OK(hipStreamWaitValue32(hipStreamPerThread, x, 1, hipStreamWaitValueEq, ~0u));
 		OK(hipStreamSynchronize(hipStreamPerThread));
 		OK(hipEventSynchronize(e));
 		OK(hipEventDestroy(e));
 		OK(hipStreamDestroy(s));
+		OK(hipHostFree(x));
 	}
 	return NULL;
 }
@@ -982,9 +1039,10 @@ static void t_threads_stress(void)
 static void t_exit_pending(void)
 {
 	hipStream_t s;
-	static uint32_t never;
+	uint32_t *never;
+	OK(hipHostMalloc((void **)&never, sizeof(*never), 0));
 	OK(hipStreamCreate(&s));
-	OK(hipStreamWaitValue32(s, &never, 1, hipStreamWaitValueEq, ~0u));
+	OK(hipStreamWaitValue32(s, never, 1, hipStreamWaitValueEq, ~0u));
 	OK(cpuhipTestEnqueueDelay(NULL, 10000000));
 }
 
@@ -1013,6 +1071,7 @@ static const struct {
 	{ "wait_value_nor", t_wait_value_nor },
 	{ "wait_value_by_write_value", t_wait_value_by_write_value },
 	{ "write_value", t_write_value },
+	{ "stream_op_memory", t_stream_op_memory },
 	{ "memcpy_ordering", t_memcpy_ordering },
 	{ "host_malloc", t_host_malloc },
 	{ "last_error", t_last_error },
