@@ -189,6 +189,7 @@ static struct {
 	bool attrs_zero;    /* CPUHIP_DEVICE_ATTRS=zero */
 	bool cp_wait;       /* GPU_STREAMOPS_CP_WAIT=1 */
 	bool wait_refused;  /* CPUHIP_STREAM_WAIT=refuse (test-only fault) */
+	bool eager_host_fn; /* CPUHIP_FAULT_EAGER_HOST_FN=1 (test-only fault) */
 	int pci_domain, pci_bus, pci_device, pci_function;
 } g = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -312,6 +313,8 @@ static void global_init(void)
 	g.cp_wait = e && (strcmp(e, "1") == 0 || strcmp(e, "true") == 0);
 	e = getenv("CPUHIP_STREAM_WAIT");
 	g.wait_refused = e && strcmp(e, "refuse") == 0;
+	e = getenv("CPUHIP_FAULT_EAGER_HOST_FN");
+	g.eager_host_fn = e && strcmp(e, "1") == 0;
 	parse_pci();
 	pthread_mutex_lock(&g.lock);
 	g.null_stream = stream_new_locked(hipStreamDefault, 0, true);
@@ -1124,6 +1127,16 @@ CPUHIP_EXPORT hipError_t hipStreamGetPriority(hipStream_t h, int *priority)
 static hipError_t add_callback(hipStream_t h, enum cmd_kind kind, hipStreamCallback_t fn,
 			       hipHostFn_t hfn, void *data)
 {
+	ensure_init();
+	/* Fault injection for tests that must prove they notice a host
+	 * function running before the stream's prior work: run it now. */
+	if (g.eager_host_fn) {
+		if (kind == CMD_CALLBACK)
+			fn(h, hipSuccess, data);
+		else
+			hfn(data);
+		return hipSuccess;
+	}
 	struct cmd *c = cmd_new(kind);
 	if (!c)
 		return hipErrorOutOfMemory;
