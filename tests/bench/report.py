@@ -3,6 +3,7 @@
 """Turns the benchmark result files into one table.
 
     report.py RESULTS_DIR MARKDOWN_OUT PNG_OUT
+    report.py --vulkan-only RESULTS_DIR MARKDOWN_OUT   (update that section only)
 
 RESULTS_DIR holds one file per benchmark (written by hxbench and
 forward-compare: lines 'lat NAME p50 p99 n' and 'val NAME value').  Prints
@@ -87,7 +88,70 @@ class Table:
         return '\n'.join(text), '\n'.join(md)
 
 
+def vulkan_section(data):
+    """The Vulkan side (tests/vulkan/vkconsumer): blocking of the consumer's
+    submitting thread, as a ratio to the HIP stream's remaining work."""
+    head = ['semaphore', "consumer's wait submitted", 'submitting thread blocked p50 / p99 [us]',
+            'stream work remaining at submit p50 [us]', 'ratio blocked / remaining p50 (p99)',
+            'samples']
+    rows = []
+    for typ in ('binary', 'timeline'):
+        for order in ('before', 'after'):
+            d = data.get('vulkan-%s-%s' % (typ, order), {})
+            k = 'hip2vk-%s-%s' % (typ, order)
+            b, rem, r = d.get(k + '.blocked'), d.get(k + '.remaining'), d.get(k + '.ratio_ppm')
+            work = d.get(k + '.work_us')
+            when = ('before the signal ran' if order == 'before' else
+                    'after the signal ran')
+            if not b or not r:
+                rows.append([typ, when, 'missing', '', '', ''])
+                continue
+            if order == 'before':
+                ratio = '%.2f (%.2f)' % (r[0] / 1e6, r[1] / 1e6)
+                remv = us(rem[0])
+            else:
+                ratio = '%.3f (%.3f) of the %.0f us queued' % (r[0] / 1e6, r[1] / 1e6, work or 0)
+                remv = '0 (signal already ran)'
+            rows.append([typ, when, '%s / %s' % (us(b[0]), us(b[1])), remv, ratio,
+                         'n=%d' % b[2]])
+    allr = [head] + rows
+    w = [max(len(x[i]) for x in allr) for i in range(len(head))]
+    text = ['  '.join(c.ljust(w[i]) for i, c in enumerate(x)).rstrip() for x in allr]
+    text.insert(1, '  '.join('-' * w[i] for i in range(len(head))))
+    md = ['| ' + ' | '.join(head) + ' |', '|' + '---|' * len(head)]
+    md += ['| ' + ' | '.join(rr) + ' |' for rr in rows]
+    intro = ('HIP signals a semaphore after 2 ms of prior stream work; a consumer that '
+             'behaves like Mesa/RADV (tests/vulkan/vkconsumer) submits a wait on it, right '
+             'after `hipSignalExternalSemaphoresAsync` returned or after the signal ran.  '
+             '"Blocked" is the time its submitting thread spends in the emulated '
+             '`vkQueueSubmit`; the baseline is the HIP stream\'s remaining work at that '
+             'moment (until the stream reaches the signal).')
+    return '\n'.join(text), intro + '\n\n' + '\n'.join(md) + '\n'
+
+
+VULKAN_HEAD = '## The Vulkan side: consumer blocking\n'
+
+
+def splice_vulkan(results, md_out):
+    """Replaces (or appends) only the Vulkan section of an existing table."""
+    text, md = vulkan_section(load(results))
+    print(text)
+    old = open(md_out).read() if os.path.exists(md_out) else '# Benchmark results\n\n'
+    i = old.find(VULKAN_HEAD)
+    if i >= 0:
+        j = old.find('\n## ', i + len(VULKAN_HEAD))
+        rest = old[j + 1:] if j >= 0 else ''
+        old = old[:i] + VULKAN_HEAD + '\n' + md + ('\n' + rest if rest else '')
+    else:
+        old = old.rstrip('\n') + '\n\n' + VULKAN_HEAD + '\n' + md
+    with open(md_out, 'w') as f:
+        f.write(old)
+
+
 def main():
+    if sys.argv[1] == '--vulkan-only':
+        splice_vulkan(sys.argv[2], sys.argv[3])
+        return
     results, md_out, png_out = sys.argv[1:4]
     data = load(results)
     g = lambda b, k: data.get(b, {}).get(k)
@@ -192,7 +256,10 @@ def main():
             t.misses.append('%s stopped at its time budget (fewer samples)' % b)
 
     text, md = t.render()
+    vtext, vmd = vulkan_section(data)
     print(text)
+    print()
+    print(vtext)
     print()
     if t.misses:
         print('Misses:')
@@ -211,6 +278,7 @@ def main():
         if t.misses:
             f.write('Misses:\n\n' + ''.join('- %s\n' % m for m in t.misses) + '\n')
         f.write('![wait latency vs pending semaphores](%s)\n' % os.path.basename(png_out))
+        f.write('\n' + VULKAN_HEAD + '\n' + vmd)
 
     if plot:
         draw(plot, png_out)
