@@ -746,6 +746,7 @@ hipError_t hx_op_signal(const hipExternalSemaphore_t *hs, const void *params, un
 	struct signal_op *op;
 	struct hx_sem **sems;
 	hipError_t err;
+	int binary = -1; /* index of the first binary semaphore */
 
 	if (!init())
 		return hipErrorNotInitialized;
@@ -760,6 +761,8 @@ hipError_t hx_op_signal(const hipExternalSemaphore_t *hs, const void *params, un
 	for (unsigned i = 0; i < n; i++) {
 		op->entries[i].sem = sems[i];
 		op->entries[i].value = hx_abi_signal_value(params, i);
+		if (binary < 0 && !sems[i]->timeline)
+			binary = (int)i;
 	}
 	err = check_signal_values(what, hs, sems, params, n);
 	free_sems(sems, local);
@@ -785,6 +788,17 @@ hipError_t hx_op_signal(const hipExternalSemaphore_t *hs, const void *params, un
 		return err;
 	}
 	hx_dbg("%s: %u semaphore(s) on stream %p", what, n, (void *)stream);
+	/* Once per process: the consequence users porting CUDA code meet as an
+	 * unexplained stall on the Vulkan side. */
+	if (binary >= 0 && hx_log_enabled(HX_LOG_INFO)) {
+		static atomic_bool noted;
+		if (!atomic_exchange(&noted, true))
+			hx_info("note: binary semaphore %p is signaled from HIP: its fence is "
+				"attached only when stream %p reaches the signal, so a Vulkan queue "
+				"submission waiting on it (Mesa/RADV vkQueueSubmit) blocks until the "
+				"stream's prior work is done; timeline semaphores do not block there "
+				"(README: The Vulkan side)", hs[binary], (void *)stream);
+	}
 	return hipSuccess;
 }
 

@@ -38,6 +38,7 @@ static struct {
 	const void *keys[TRACK_SLOTS];
 	int tids[TRACK_SLOTS];
 	int next_stream_tid;
+	unsigned long long flow_id; /* signal enqueue -> fence attached arrows */
 } t = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.fd = -1,
@@ -218,11 +219,26 @@ static void op_locked(const char *what, const void *sem, uint64_t value, const v
 		     sem_tid(sem), us(done_ns), stream);
 }
 
+/* A signal's fence is attached to the syncobj when the stream reaches the
+ * signal, not when it is enqueued (CUDA attaches it at enqueue): a flow
+ * arrow from the enqueue on the stream's track to the moment the fence was
+ * attached on the semaphore's track makes that delay visible.  It is what a
+ * Vulkan consumer's vkQueueSubmit on a binary semaphore waits for. */
 void hx_trace_signal_(const void *sem, uint64_t value, const void *stream, int64_t enq_ns,
 		      int64_t done_ns)
 {
 	pthread_mutex_lock(&t.lock);
 	op_locked("signal", sem, value, stream, enq_ns, done_ns);
+	t.flow_id++;
+	emitf_locked("{\"name\":\"fence attached\",\"cat\":\"signal\",\"ph\":\"s\",\"id\":%llu,"
+		     "\"pid\":%d,\"tid\":%d,\"ts\":%.3f}",
+		     t.flow_id, t.pid, stream_tid_locked(stream), us(enq_ns));
+	emitf_locked("{\"name\":\"fence attached\",\"cat\":\"signal\",\"ph\":\"f\",\"bp\":\"e\","
+		     "\"id\":%llu,\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"args\":{\"semaphore\":\"%p\","
+		     "\"value\":%" PRIu64 ",\"enqueued_us\":%.3f,\"fence_attached_us\":%.3f,"
+		     "\"enqueue_to_attach_us\":%.3f}}",
+		     t.flow_id, t.pid, sem_tid(sem), us(done_ns), sem, value, us(enq_ns), us(done_ns),
+		     us(done_ns - enq_ns));
 	pthread_mutex_unlock(&t.lock);
 }
 

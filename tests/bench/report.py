@@ -107,7 +107,7 @@ def vulkan_section(data):
                 rows.append([typ, when, 'missing', '', '', ''])
                 continue
             if order == 'before':
-                ratio = '%.2f (%.2f)' % (r[0] / 1e6, r[1] / 1e6)
+                ratio = '%.3f (%.3f)' % (r[0] / 1e6, r[1] / 1e6)
                 remv = us(rem[0])
             else:
                 ratio = '%.3f (%.3f) of the %.0f us queued' % (r[0] / 1e6, r[1] / 1e6, work or 0)

@@ -64,11 +64,33 @@ def main():
     if not crash:
         if names["destroy"][0]["ts"] < wait["args"]["satisfied_us"]:
             fail("destroy before the wait was satisfied")
+    # Every signal shows its enqueue and the moment its fence was attached:
+    # a flow from the enqueue (stream track) to the attach (semaphore track).
+    flows = names.get("fence attached", [])
+    starts = {e["id"]: e for e in flows if e["ph"] == "s"}
+    ends = {e["id"]: e for e in flows if e["ph"] == "f"}
+    sigs = [e for e in names["signal"] if e["ph"] == "X"]
+    if len(starts) != len(sigs) or set(starts) != set(ends):
+        fail(f"{len(sigs)} signals but {len(starts)} flow starts / {len(ends)} ends")
+    stream_tid = {s["tid"] for s in sigs}
+    for i, st in starts.items():
+        en = ends[i]
+        a = en["args"]
+        if st["tid"] not in stream_tid:
+            fail(f"flow {i} does not start on a stream track")
+        if abs(st["ts"] - a["enqueued_us"]) > 0.01 or abs(en["ts"] - a["fence_attached_us"]) > 0.01:
+            fail(f"flow {i}: timestamps disagree with its args: {st} {en}")
+        if a["enqueue_to_attach_us"] < 0 or en["ts"] < st["ts"]:
+            fail(f"flow {i}: fence attached before the signal was enqueued: {a}")
+        if not any(abs(s["ts"] - st["ts"]) < 0.01 and
+                   abs(s["args"]["satisfied_us"] - en["ts"]) < 0.01 for s in sigs):
+            fail(f"flow {i} matches no signal slice")
     tracks = {e["args"]["name"] for e in names["thread_name"]}
     if not any(t.startswith("stream ") for t in tracks) or \
        not any(t.startswith("semaphore ") for t in tracks):
         fail(f"missing stream/semaphore tracks: {tracks}")
-    print(f"ok: {len(events)} events, order import < wait < signal < satisfied"
+    print(f"ok: {len(events)} events, {len(starts)} enqueue -> fence-attached flows, "
+          f"order import < wait < signal < satisfied"
           + ("" if crash else " < destroy") + (", valid after SIGKILL" if crash else ""))
 
 

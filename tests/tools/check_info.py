@@ -37,6 +37,8 @@ def report(info, *args, env=None, want_rc=None):
         check(key in data, f'JSON lacks the key {key!r}')
     check(rc == (0 if data['verdict']['ok'] else 1),
           f'exit status {rc} does not match verdict {data["verdict"]}')
+    check('timeline semaphores do not block' in data.get('vulkan_note', ''),
+          'JSON lacks the static Vulkan note (binary vs timeline)')
     if want_rc is not None:
         check(rc == want_rc, f'exit status {rc}, expected {want_rc}: {data["verdict"]}')
     return data

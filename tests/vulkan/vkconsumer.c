@@ -56,6 +56,7 @@
  *   HX_VK_FAULT=no-reset makes the shim's drmSyncobjReset calls no-ops
  *   (interposed below); CPUHIP_FAULT_EAGER_HOST_FN=1 makes cpuhip run host
  *   functions at enqueue, i.e. signals before the stream's prior work.
+ * HX_VK_NOTE_LOG=FILE: check the shim's one-time note on binary signals.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -650,6 +651,26 @@ static void run(const struct opts *o)
 	free(ratio);
 }
 
+/* HX_VK_NOTE_LOG=FILE (the shim's HIPEXTSEM_LOG_FILE at HIPEXTSEM_DEBUG=2):
+ * binary semaphores signaled from HIP are noted exactly once, naming the
+ * consequence; timeline ones never. */
+static void check_note(const char *path, bool want)
+{
+	FILE *f = fopen(path, "r");
+	char line[1024];
+	unsigned n = 0;
+
+	CHECK(f, "cannot read the shim's log %s: %s", path, strerror(errno));
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "hipextsem: ") && strstr(line, "note: binary semaphore") &&
+		    strstr(line, "blocks until the stream's prior work is done"))
+			n++;
+	fclose(f);
+	CHECK(n == (want ? 1u : 0u), "%u binary-semaphore notes in the log, expected %u", n,
+	      want ? 1u : 0u);
+	printf("ok: the log has %u binary-semaphore note(s)\n", n);
+}
+
 static unsigned parse_uint(const char *s, const char *what)
 {
 	char *end;
@@ -663,6 +684,7 @@ int main(int argc, char **argv)
 {
 	struct opts o = { .rounds = 1000, .work_us = 300 };
 	const char *e = getenv("HX_VK_ROUNDS");
+	const char *note_log = getenv("HX_VK_NOTE_LOG");
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 4)
@@ -690,6 +712,10 @@ int main(int argc, char **argv)
 		else
 			FAIL("unknown argument '%s'", argv[i]);
 	}
+	if (note_log)
+		unlink(note_log); /* the shim appends; it opens the file on first use */
 	run(&o);
+	if (note_log)
+		check_note(note_log, !o.timeline && o.hip2vk);
 	return 0;
 }

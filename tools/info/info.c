@@ -620,6 +620,15 @@ static void decide(struct report *r)
 
 /* ---- output ------------------------------------------------------------ */
 
+/* Static advice, true whatever this machine is (README "The Vulkan side"):
+ * a HIP signal attaches its fence only when the stream reaches it, and
+ * Mesa/RADV block inside vkQueueSubmit on a binary wait until then. */
+static const char vulkan_note[] =
+	"binary semaphores signaled from HIP get their fence only when the stream "
+	"reaches the signal, so a Vulkan (Mesa/RADV) vkQueueSubmit waiting on one blocks "
+	"until the stream's prior work is done; timeline semaphores do not block there: "
+	"prefer them for HIP -> Vulkan";
+
 static void json_str(FILE *f, const char *s)
 {
 	if (!s) {
@@ -733,12 +742,15 @@ static void print_json(const struct report *r, FILE *f)
 	json_str(f, empty_null(sh->reason));
 	fputs(",\n    \"error\": ", f);
 	json_str(f, empty_null(sh->error));
-	fprintf(f, "\n  },\n  \"verdict\": {\"ok\": %s, \"message\": ", tf(r->ok));
+	fputs("\n  },\n  \"vulkan_note\": ", f);
+	json_str(f, vulkan_note);
+	fprintf(f, ",\n  \"verdict\": {\"ok\": %s, \"message\": ", tf(r->ok));
 	json_str(f, r->verdict);
 	fputs("}\n}\n", f);
 }
 
 static const char *yes_no(bool b) { return b ? "yes" : "no"; }
+
 
 static void print_text(const struct report *r, FILE *f)
 {
@@ -818,6 +830,7 @@ static void print_text(const struct report *r, FILE *f)
 			fprintf(f, "  not bound:    %s (version node differs from the runtime's)\n",
 				sh->partial);
 	}
+	fprintf(f, "\nVulkan:         note: %s\n", vulkan_note);
 	fprintf(f, "\nVerdict: %s\n", r->verdict);
 }
 
