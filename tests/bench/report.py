@@ -135,6 +135,8 @@ VULKAN_HEAD = '## The Vulkan side: consumer blocking\n'
 def splice_vulkan(results, md_out):
     """Replaces (or appends) only the Vulkan section of an existing table."""
     text, md = vulkan_section(load(results))
+    md = md.rstrip('\n') + ('\n\nThis section comes from a separate run of the `vulkan-*` '
+                            'benchmarks (`report.py --vulkan-only`), not from the run above.\n')
     print(text)
     old = open(md_out).read() if os.path.exists(md_out) else '# Benchmark results\n\n'
     i = old.find(VULKAN_HEAD)
