@@ -104,7 +104,10 @@ static struct {
 	unsigned npending_waits;
 	atomic_uint npending_signals;
 
-	enum wait_path wait_path;
+	int64_t waiter_wakes_at; /* the waiter's next watchdog check */
+	bool watchdog_idle;      /* it knows there is nothing pending */
+
+	_Atomic enum wait_path wait_path; /* written under lock, read without */
 	int wait_value_attr;     /* hipDeviceAttributeCanUseStreamWaitValue, -1 unread */
 	char wait_path_why[200]; /* why wait_path is what it is */
 	bool atexit_registered;
@@ -113,9 +116,25 @@ static struct {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.dev = { .fd = -1 },
 	.wait_value_attr = -1,
+	.waiter_wakes_at = INT64_MAX,
 };
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+#define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+
+/* What the waiter calls back (waiter.h): completions, the stuck-wait
+ * watchdog, and the release of a forgotten semaphore. */
+static void entry_done(struct hx_wait_entry *we);
+static void op_unlink_locked(struct hx_wait_op *op);
+static int64_t watchdog(int64_t now);
+static void release_waitable(struct hx_waitable *obj);
+
+static const struct hx_waiter_ops waiter_ops = {
+	.entry_done = entry_done,
+	.watchdog = watchdog,
+	.release = release_waitable,
+};
 
 static void fork_prepare(void);
 static void fork_parent(void);
@@ -134,11 +153,6 @@ static bool init(void)
 {
 	pthread_once(&init_once, init_once_fn);
 	return hx_rt.ok;
-}
-
-const struct hx_sync_dev *hx_sem_dev(void)
-{
-	return &g.dev;
 }
 
 /* ---- registry ---------------------------------------------------------- */
@@ -237,23 +251,29 @@ static void unregister_locked(struct hx_sem *sem)
 	g.nlive--;
 }
 
+static void release_waitable(struct hx_waitable *obj)
+{
+	free(container_of(obj, struct hx_sem, w));
+}
+
 static void sem_ref(struct hx_sem *sem)
 {
 	atomic_fetch_add_explicit(&sem->refs, 1, memory_order_relaxed);
 }
 
-void hx_sem_unref(struct hx_sem *sem)
+static void sem_unref(struct hx_sem *sem)
 {
 	if (atomic_fetch_sub_explicit(&sem->refs, 1, memory_order_acq_rel) != 1)
 		return;
 	/* Last reference: no op can reach the kernel handle any more. */
 	if (g.dev.fd >= 0) {
-		int ret = hx_sync_destroy(&g.dev, sem->handle);
+		int ret = hx_sync_destroy(&g.dev, sem->w.handle);
 		if (ret)
-			hx_warn("DRM_IOCTL_SYNCOBJ_DESTROY(handle %u) failed: %s", sem->handle,
+			hx_warn("DRM_IOCTL_SYNCOBJ_DESTROY(handle %u) failed: %s", sem->w.handle,
 				strerror(-ret));
 	}
-	hx_waiter_forget(sem); /* frees it */
+	if (hx_waiter_forget(&sem->w))
+		free(sem); /* else the waiter does, through release_waitable */
 }
 
 bool hx_op_is_shim_handle(hipExternalSemaphore_t h)
@@ -296,7 +316,7 @@ static hipError_t lookup_array(const hipExternalSemaphore_t *hs, unsigned n,
 	pthread_mutex_unlock(&g.lock);
 	if (err)
 		while (i-- > 0)
-			hx_sem_unref(out[i]);
+			sem_unref(out[i]);
 	return err;
 }
 
@@ -596,10 +616,10 @@ hipError_t hx_op_import(hipExternalSemaphore_t *out, const void *desc)
 		return hipErrorOutOfMemory;
 	}
 	atomic_init(&sem->refs, 1);
-	sem->timeline = timeline;
-	sem->handle = handle;
-	sem->efd = -1;
-	sem->armed = UINT64_MAX;
+	sem->w.timeline = timeline;
+	sem->w.handle = handle;
+	sem->w.efd = -1;
+	sem->w.armed = UINT64_MAX;
 	*out = encode(sem);
 	pthread_mutex_unlock(&g.lock);
 	HX_TRACE(import, *out, handle, timeline, hx_now_ns());
@@ -619,14 +639,14 @@ static void run_signal(struct signal_op *op)
 		 * after this time, so the trace never shows a wait satisfied
 		 * before the signal that satisfied it. */
 		int64_t t = hx_trace_on ? hx_now_ns() : 0;
-		int ret = hx_sync_signal(&g.dev, e->sem->handle, e->sem->timeline ? e->value : 0);
+		int ret = hx_sync_signal(&g.dev, e->sem->w.handle, e->sem->w.timeline ? e->value : 0);
 		if (ret)
 			hx_err("%s(handle %u, point %llu) failed: %s",
-			       e->sem->timeline ? "DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL"
+			       e->sem->w.timeline ? "DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL"
 						: "DRM_IOCTL_SYNCOBJ_SIGNAL",
-			       e->sem->handle, (unsigned long long)e->value, strerror(-ret));
+			       e->sem->w.handle, (unsigned long long)e->value, strerror(-ret));
 		HX_TRACE(signal, encode(e->sem), e->value, op->stream, op->enqueued_ns, t);
-		hx_sem_unref(e->sem);
+		sem_unref(e->sem);
 	}
 	atomic_fetch_sub_explicit(&g.npending_signals, 1, memory_order_relaxed);
 	free(op);
@@ -668,7 +688,7 @@ static void free_sems(struct hx_sem **sems, struct hx_sem **local)
 static void unref_all(struct hx_sem **sems, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++)
-		hx_sem_unref(sems[i]);
+		sem_unref(sems[i]);
 }
 
 /* The argument checks of signal and wait, in the stock runtime's order,
@@ -708,7 +728,7 @@ static hipError_t check_signal_values(const char *what, const hipExternalSemapho
 				      struct hx_sem **sems, const void *params, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++) {
-		if (sems[i]->timeline && hx_abi_signal_value(params, i) == 0) {
+		if (sems[i]->w.timeline && hx_abi_signal_value(params, i) == 0) {
 			hx_err("%s: timeline semaphore %p signaled with value 0", what, hs[i]);
 			return hipErrorInvalidValue;
 		}
@@ -727,7 +747,8 @@ static hipError_t prepare(const char *what, const hipExternalSemaphore_t *hs,
 	*op = NULL;
 	if (err || !*sems)
 		return err;
-	*op = calloc(1, op_size);
+	/* Every field is set by the caller: no zeroing on this path. */
+	*op = malloc(op_size);
 	if (!*op) {
 		hx_err("%s: out of memory for %u semaphores", what, n);
 		unref_all(*sems, n);
@@ -757,11 +778,12 @@ hipError_t hx_op_signal(const hipExternalSemaphore_t *hs, const void *params, un
 		return err;
 	op->count = n;
 	op->stream = stream;
-	op->enqueued_ns = hx_now_ns();
+	/* Only the trace reads it: no clock read per call otherwise. */
+	op->enqueued_ns = hx_trace_on ? hx_now_ns() : 0;
 	for (unsigned i = 0; i < n; i++) {
 		op->entries[i].sem = sems[i];
 		op->entries[i].value = hx_abi_signal_value(params, i);
-		if (binary < 0 && !sems[i]->timeline)
+		if (binary < 0 && !sems[i]->w.timeline)
 			binary = (int)i;
 	}
 	err = check_signal_values(what, hs, sems, params, n);
@@ -783,7 +805,7 @@ hipError_t hx_op_signal(const hipExternalSemaphore_t *hs, const void *params, un
 	}
 	if (err) {
 		for (unsigned i = 0; i < n; i++)
-			hx_sem_unref(op->entries[i].sem);
+			sem_unref(op->entries[i].sem);
 		free(op);
 		return err;
 	}
@@ -806,34 +828,25 @@ static void op_release(struct hx_wait_op *op)
 {
 	pthread_mutex_lock(&g.lock);
 	release_slot(op->slot, op->gen);
-	if (g.watch == op)
-		g.watch = op->all_next;
-	if (op->all_prev)
-		op->all_prev->all_next = op->all_next;
-	else
-		g.ops = op->all_next;
-	if (op->all_next)
-		op->all_next->all_prev = op->all_prev;
-	else
-		g.ops_tail = op->all_prev;
-	g.npending_waits--;
+	op_unlink_locked(op);
 	slot_free_locked(op->slot_kind, op->slot_index, op->gen);
 	pthread_mutex_unlock(&g.lock);
 	free(op);
 }
 
-void hx_sem_entry_done(struct hx_wait_entry *e)
+static void entry_done(struct hx_wait_entry *we)
 {
+	struct hx_sem_wait *e = container_of(we, struct hx_sem_wait, w);
 	struct hx_wait_op *op = e->op;
 	struct hx_sem *sem = e->sem;
 
-	HX_TRACE(wait, encode(sem), e->value, op->stream, op->enqueued_ns, hx_now_ns());
+	HX_TRACE(wait, encode(sem), e->w.value, op->stream, op->enqueued_ns, hx_now_ns());
 	/* Under the lock: the watchdog reads entries that are not done, and
 	 * relies on their semaphore reference still being held. */
 	pthread_mutex_lock(&g.lock);
 	e->done = true;
 	pthread_mutex_unlock(&g.lock);
-	hx_sem_unref(sem);
+	sem_unref(sem);
 	if (atomic_fetch_sub_explicit(&op->remaining, 1, memory_order_acq_rel) == 1)
 		op_release(op);
 }
@@ -940,7 +953,7 @@ static hipError_t host_wait(struct hx_sem **sems, const void *params, unsigned n
 		return hipErrorInvalidValue;
 	}
 	for (unsigned i = 0; i < n; i++) {
-		uint64_t point = sems[i]->timeline ? hx_abi_wait_value(params, i) : 0;
+		uint64_t point = sems[i]->w.timeline ? hx_abi_wait_value(params, i) : 0;
 		int64_t start = hx_now_ns();
 		bool reported = false;
 		int ret;
@@ -950,22 +963,22 @@ static hipError_t host_wait(struct hx_sem **sems, const void *params, unsigned n
 		for (;;) {
 			int64_t until = g.stuck_ns ? hx_now_ns() + g.stuck_ns : INT64_MAX;
 
-			ret = hx_sync_wait_one(&g.dev, sems[i]->handle, point, until);
+			ret = hx_sync_wait_one(&g.dev, sems[i]->w.handle, point, until);
 			if (ret != -ETIME || !g.stuck_ns)
 				break;
 			if (!reported) {
 				hx_warn("stuck wait: the calling thread has waited %.1f s for %s "
 					"semaphore %p (syncobj %u) to reach %llu (HIPEXTSEM_HOST_WAIT "
 					"path)", (double)(hx_now_ns() - start) / 1e9,
-					sems[i]->timeline ? "timeline" : "binary", encode(sems[i]),
-					sems[i]->handle, (unsigned long long)point);
+					sems[i]->w.timeline ? "timeline" : "binary", encode(sems[i]),
+					sems[i]->w.handle, (unsigned long long)point);
 				reported = true;
 			}
 		}
-		if (ret == 0 && !sems[i]->timeline)
-			ret = hx_sync_reset(&g.dev, sems[i]->handle);
+		if (ret == 0 && !sems[i]->w.timeline)
+			ret = hx_sync_reset(&g.dev, sems[i]->w.handle);
 		if (ret && !err) {
-			hx_err("host-side wait on syncobj %u failed: %s", sems[i]->handle,
+			hx_err("host-side wait on syncobj %u failed: %s", sems[i]->w.handle,
 			       strerror(-ret));
 			err = hipErrorOperatingSystem;
 		}
@@ -973,10 +986,44 @@ static hipError_t host_wait(struct hx_sem **sems, const void *params, unsigned n
 	return err;
 }
 
-/* Takes a slot of the path's kind and enqueues the stream's wait on it.
- * On failure nothing is held and `err` is the runtime's own answer. */
+static void op_link_locked(struct hx_wait_op *op)
+{
+	op->all_next = NULL;
+	op->all_prev = g.ops_tail;
+	if (g.ops_tail)
+		g.ops_tail->all_next = op;
+	else
+		g.ops = op;
+	g.ops_tail = op;
+	g.npending_waits++;
+	if (!g.watch)
+		g.watch = op;
+}
+
+static void op_unlink_locked(struct hx_wait_op *op)
+{
+	if (g.watch == op)
+		g.watch = op->all_next;
+	if (op->all_prev)
+		op->all_prev->all_next = op->all_next;
+	else
+		g.ops = op->all_next;
+	if (op->all_next)
+		op->all_next->all_prev = op->all_prev;
+	else
+		g.ops_tail = op->all_prev;
+	g.npending_waits--;
+}
+
+/*
+ * Takes a slot of the path's kind, makes the op pending (visible to the
+ * watchdog and to exit) and enqueues the stream's wait on the slot, with
+ * one lock round for the bookkeeping.  On failure nothing is held and the
+ * result is the runtime's own answer.  *kick: the waiter must be woken for
+ * the watchdog.
+ */
 static hipError_t enqueue_stream_wait(struct hx_wait_op *op, enum wait_path path,
-				      hipStream_t stream)
+				      hipStream_t stream, bool *kick)
 {
 	enum slot_kind kind = path == WAIT_PATH_SIGNAL_MEMORY ? SLOT_SIGNAL : SLOT_HOST;
 	hipError_t err;
@@ -984,20 +1031,31 @@ static hipError_t enqueue_stream_wait(struct hx_wait_op *op, enum wait_path path
 
 	pthread_mutex_lock(&g.lock);
 	ret = slot_alloc_locked(kind, &op->slot_index, &op->slot, &op->gen);
-	if (!ret && !g.atexit_registered) {
+	if (ret) {
+		pthread_mutex_unlock(&g.lock);
+		return hipErrorOutOfMemory;
+	}
+	if (!g.atexit_registered) {
 		atexit(at_exit);
 		g.atexit_registered = true;
 	}
-	pthread_mutex_unlock(&g.lock);
-	if (ret)
-		return hipErrorOutOfMemory;
 	op->slot_kind = kind;
+	/* The waiter sleeps until its next watchdog check at most: wake it
+	 * only if this wait would be due before that. */
+	*kick = g.stuck_ns && !g.watch && g.waiter_wakes_at > op->enqueued_ns + g.stuck_ns;
+	op_link_locked(op);
+	if (g.exiting)
+		release_slot(op->slot, op->gen);
+	pthread_mutex_unlock(&g.lock);
+
 	err = hx_rt.StreamWaitValue64(stream, (void *)op->slot, op->gen, hipStreamWaitValueGte,
 				      ~0ull);
 	if (err) {
 		pthread_mutex_lock(&g.lock);
+		op_unlink_locked(op);
 		slot_free_locked(kind, op->slot_index, 0);
 		pthread_mutex_unlock(&g.lock);
+		*kick = false;
 	}
 	return err;
 }
@@ -1011,7 +1069,7 @@ hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsi
 	struct hx_sem **sems;
 	enum wait_path path;
 	hipError_t err;
-	bool kick;
+	bool kick = false;
 
 	if (!init())
 		return hipErrorNotInitialized;
@@ -1024,19 +1082,39 @@ hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsi
 	if (err)
 		goto unref;
 
-	pthread_mutex_lock(&g.lock);
-	path = choose_wait_path_locked();
-	pthread_mutex_unlock(&g.lock);
-
-	if (path != WAIT_PATH_HOST && hx_waiter_start(&g.dev)) {
+	path = atomic_load_explicit(&g.wait_path, memory_order_acquire);
+	if (path == WAIT_PATH_UNKNOWN) {
+		pthread_mutex_lock(&g.lock);
+		path = choose_wait_path_locked();
+		pthread_mutex_unlock(&g.lock);
+	}
+	if (path == WAIT_PATH_HOST) {
+		/* Done once it returns: the same clean-up as a failure. */
+		err = host_wait(sems, params, n, stream);
+		goto unref;
+	}
+	if (hx_waiter_start(&g.dev, &waiter_ops)) {
 		err = hipErrorOperatingSystem;
 		goto unref;
 	}
+
+	/* Complete before the op becomes visible (the watchdog reads it). */
 	op->stream = stream;
 	op->count = n;
 	op->enqueued_ns = hx_now_ns();
-	while (path != WAIT_PATH_HOST) {
-		err = enqueue_stream_wait(op, path, stream);
+	atomic_init(&op->remaining, n + 1); /* +1 until every entry is queued */
+	for (unsigned i = 0; i < n; i++) {
+		struct hx_sem_wait *e = &op->entries[i];
+
+		e->op = op;
+		e->sem = sems[i];
+		e->done = false;
+		e->w.obj = &sems[i]->w;
+		e->w.value = sems[i]->w.timeline ? hx_abi_wait_value(params, i) : 0;
+		e->w.next = i + 1 < n ? &op->entries[i + 1].w : NULL;
+	}
+	for (;;) {
+		err = enqueue_stream_wait(op, path, stream, &kick);
 		if (!err)
 			break;
 		if (err == hipErrorOutOfMemory)
@@ -1050,40 +1128,18 @@ hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsi
 		pthread_mutex_lock(&g.lock);
 		path = fall_back_locked(path, err);
 		pthread_mutex_unlock(&g.lock);
-	}
-	if (path == WAIT_PATH_HOST) {
-		/* Done once it returns: the same clean-up as a failure. */
-		err = host_wait(sems, params, n, stream);
-		goto unref;
+		if (path == WAIT_PATH_HOST) {
+			err = host_wait(sems, params, n, stream);
+			goto unref;
+		}
 	}
 
 	/* From here on the stream is held: every path must end in a release. */
-	atomic_init(&op->remaining, n + 1); /* +1 until every entry is queued */
-	for (unsigned i = 0; i < n; i++) {
-		op->entries[i].op = op;
-		op->entries[i].sem = sems[i];
-		op->entries[i].value = sems[i]->timeline ? hx_abi_wait_value(params, i) : 0;
-	}
-	pthread_mutex_lock(&g.lock);
-	op->all_prev = g.ops_tail;
-	if (g.ops_tail)
-		g.ops_tail->all_next = op;
-	else
-		g.ops = op;
-	g.ops_tail = op;
-	g.npending_waits++;
-	kick = g.stuck_ns && !g.watch;
-	if (!g.watch)
-		g.watch = op;
-	if (g.exiting)
-		release_slot(op->slot, op->gen);
-	pthread_mutex_unlock(&g.lock);
 	if (kick)
 		hx_waiter_kick();
-
 	hx_dbg("%s: %u semaphore(s) on stream %p, slot %u gen %llu", what, n, (void *)stream,
 	       op->slot_index, (unsigned long long)op->gen);
-	hx_waiter_submit(op->entries, n);
+	hx_waiter_submit(&op->entries[0].w);
 	free_sems(sems, local);
 	/* Drop the guard; the op may be gone after this. */
 	if (atomic_fetch_sub_explicit(&op->remaining, 1, memory_order_acq_rel) == 1)
@@ -1145,34 +1201,34 @@ hipError_t hx_op_destroy(hipExternalSemaphore_t h)
 	if (atomic_load(&sem->refs) > 1)
 		hx_info("semaphore %p destroyed with operations pending; its sync object is "
 			"released when they complete", h);
-	hx_sem_unref(sem);
+	sem_unref(sem);
 	return hipSuccess;
 }
 
 static void report_stuck_locked(struct hx_wait_op *op, int64_t now)
 {
 	for (unsigned i = 0; i < op->count; i++) {
-		struct hx_wait_entry *e = &op->entries[i];
+		struct hx_sem_wait *e = &op->entries[i];
 		uint64_t cur = 0;
 		const char *state = "";
 
 		if (e->done)
 			continue;
-		if (e->sem->timeline)
-			hx_sync_query(&g.dev, e->sem->handle, &cur);
+		if (e->sem->w.timeline)
+			hx_sync_query(&g.dev, e->sem->w.handle, &cur);
 		else
-			state = hx_sync_poll(&g.dev, e->sem->handle, 0) == 0 ? " (signaled)"
+			state = hx_sync_poll(&g.dev, e->sem->w.handle, 0) == 0 ? " (signaled)"
 									      : " (unsignaled)";
 		hx_warn("stuck wait: stream %p has waited %.1f s for %s semaphore %p (syncobj %u) "
 			"to reach %llu; current value %llu%s",
 			(void *)op->stream, (double)(now - op->enqueued_ns) / 1e9,
-			e->sem->timeline ? "timeline" : "binary", encode(e->sem), e->sem->handle,
-			(unsigned long long)e->value, (unsigned long long)cur, state);
-		HX_TRACE(stuck, encode(e->sem), e->value, cur, op->stream, op->enqueued_ns, now);
+			e->sem->w.timeline ? "timeline" : "binary", encode(e->sem), e->sem->w.handle,
+			(unsigned long long)e->w.value, (unsigned long long)cur, state);
+		HX_TRACE(stuck, encode(e->sem), e->w.value, cur, op->stream, op->enqueued_ns, now);
 	}
 }
 
-int64_t hx_sem_watchdog(int64_t now)
+static int64_t watchdog(int64_t now)
 {
 	int64_t next = INT64_MAX;
 
@@ -1185,8 +1241,17 @@ int64_t hx_sem_watchdog(int64_t now)
 		report_stuck_locked(g.watch, now);
 		g.watch = g.watch->all_next;
 	}
-	if (g.watch)
+	if (g.watch) {
 		next = g.watch->enqueued_ns + g.stuck_ns;
+		g.watchdog_idle = false;
+	} else if (!g.watchdog_idle) {
+		/* Nothing pending: one more look a period from now rather
+		 * than none, so that a wait enqueued meanwhile (the next
+		 * frame's, usually) is covered without waking the thread. */
+		next = now + g.stuck_ns;
+		g.watchdog_idle = true;
+	}
+	g.waiter_wakes_at = next;
 	pthread_mutex_unlock(&g.lock);
 	return next;
 }
@@ -1225,8 +1290,8 @@ static void fork_child(void)
 		struct hx_sem *sem = g.tab[i].sem;
 		if (!sem)
 			continue;
-		if (sem->efd >= 0)
-			close(sem->efd);
+		if (sem->w.efd >= 0)
+			close(sem->w.efd);
 		free(sem);
 		g.tab[i].sem = NULL;
 	}
@@ -1246,6 +1311,8 @@ static void fork_child(void)
 	g.dev.fd = -1;
 	g.dev_tried = false;
 	g.dev_err = 0;
+	g.waiter_wakes_at = INT64_MAX;
+	g.watchdog_idle = false;
 	g.wait_path = WAIT_PATH_UNKNOWN;
 	g.wait_value_attr = -1;
 	g.wait_path_why[0] = '\0';
@@ -1297,13 +1364,13 @@ void hx_op_signal_handles(const hipExternalSemaphore_t *hs, const uint64_t *valu
 			       "not signaled", hs[i]);
 			continue;
 		}
-		ret = hx_sync_signal(&g.dev, sem->handle, sem->timeline ? values[i] : 0);
+		ret = hx_sync_signal(&g.dev, sem->w.handle, sem->w.timeline ? values[i] : 0);
 		if (ret)
 			hx_err("%s(handle %u, point %llu) failed: %s",
-			       sem->timeline ? "DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL"
+			       sem->w.timeline ? "DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL"
 					     : "DRM_IOCTL_SYNCOBJ_SIGNAL",
-			       sem->handle, (unsigned long long)values[i], strerror(-ret));
-		hx_sem_unref(sem);
+			       sem->w.handle, (unsigned long long)values[i], strerror(-ret));
+		sem_unref(sem);
 	}
 }
 

@@ -1,24 +1,27 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The waiter: one thread, whatever the number of semaphores and streams,
+ * The waiter: one thread, whatever the number of sync objects and streams,
  * that turns kernel syncobj signals into releases of stream waits.
  *
- * eventfd mode (Linux 6.6+): each semaphore with pending waits owns an
+ * eventfd mode (Linux 6.6+): each object with pending waits owns an
  * eventfd armed with DRM_IOCTL_SYNCOBJ_EVENTFD for its lowest pending point;
- * the thread sleeps in epoll_wait and only ever looks at semaphores the
+ * the thread sleeps in epoll_wait and only ever looks at objects the
  * kernel reported.
  *
  * fallback mode: the thread sleeps in one multi-handle syncobj wait over
- * the lowest pending point of every semaphore plus a private "wake"
+ * the lowest pending point of every object plus a private "wake"
  * syncobj that is signaled when the set changes.
  *
- * New entries are handed over through a queue and armed by the thread
- * itself, so that a wait call costs the caller one wake-up at most rather
- * than one ioctl per semaphore.  Neither mode polls.
+ * New entries are handed over through a lock-free queue and queued and
+ * armed by the thread itself: a wait call costs its caller one wake-up at
+ * most (none while an earlier hand-over is still unread), never one ioctl
+ * per semaphore, and never a wait for the thread's lock.  Neither mode
+ * polls.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -26,21 +29,24 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "sem.h"
+#include "waiter.h"
 
 static struct {
 	pthread_mutex_t lock;
 	const struct hx_sync_dev *dev;
-	bool started;
+	const struct hx_waiter_ops *ops;
+	atomic_bool started;
 	bool use_eventfd;
 	int epfd;
 	int kick;                 /* eventfd mode: wakes the thread to free zombies */
 	uint32_t wake;            /* fallback: wake-up syncobj */
-	struct hx_sem *list;      /* semaphores with pending entries */
+	struct hx_waitable *list; /* objects with pending entries */
 	unsigned nlist;
-	struct hx_sem *zombies;   /* forgotten, freed by the thread */
-	struct hx_wait_entry *in_head, *in_tail; /* submitted, not yet armed */
-	bool kicked;              /* a wake-up is on its way to the thread */
+	struct hx_waitable *zombies; /* forgotten, released by the thread */
+	/* Submitted, not yet queued on their objects: a lock-free stack (the
+	 * newest first), so that a submitting thread never waits for the
+	 * thread's lock; it kicks only when the stack was empty. */
+	_Atomic(struct hx_wait_entry *) incoming;
 	pthread_t thread;
 } w = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -57,112 +63,112 @@ const char *hx_waiter_mode(void)
 	return w.use_eventfd ? "eventfd+epoll" : "multi-wait";
 }
 
-static void list_add_locked(struct hx_sem *sem)
+static void list_add_locked(struct hx_waitable *obj)
 {
-	if (sem->in_wlist)
+	if (obj->in_wlist)
 		return;
-	sem->wprev = NULL;
-	sem->wnext = w.list;
+	obj->wprev = NULL;
+	obj->wnext = w.list;
 	if (w.list)
-		w.list->wprev = sem;
-	w.list = sem;
-	sem->in_wlist = true;
+		w.list->wprev = obj;
+	w.list = obj;
+	obj->in_wlist = true;
 	w.nlist++;
 }
 
-static void list_remove_locked(struct hx_sem *sem)
+static void list_remove_locked(struct hx_waitable *obj)
 {
-	if (!sem->in_wlist)
+	if (!obj->in_wlist)
 		return;
-	if (sem->wprev)
-		sem->wprev->wnext = sem->wnext;
+	if (obj->wprev)
+		obj->wprev->wnext = obj->wnext;
 	else
-		w.list = sem->wnext;
-	if (sem->wnext)
-		sem->wnext->wprev = sem->wprev;
-	sem->wnext = sem->wprev = NULL;
-	sem->in_wlist = false;
+		w.list = obj->wnext;
+	if (obj->wnext)
+		obj->wnext->wprev = obj->wprev;
+	obj->wnext = obj->wprev = NULL;
+	obj->in_wlist = false;
 	w.nlist--;
 }
 
-/* Arms the semaphore's eventfd for its head entry, unless a registration
+/* Arms the object's eventfd for its head entry, unless a registration
  * for that point (or an earlier one) is still outstanding. */
-static int arm_locked(struct hx_sem *sem)
+static int arm_locked(struct hx_waitable *obj)
 {
 	uint64_t point;
 	int ret;
 
-	if (!sem->pending || !w.use_eventfd)
+	if (!obj->pending || !w.use_eventfd)
 		return 0;
-	point = sem->timeline ? sem->pending->value : 0;
-	if (sem->armed != UINT64_MAX && sem->armed <= point)
+	point = obj->timeline ? obj->pending->value : 0;
+	if (obj->armed != UINT64_MAX && obj->armed <= point)
 		return 0;
-	ret = hx_sync_eventfd(w.dev, sem->handle, point, sem->efd);
+	ret = hx_sync_eventfd(w.dev, obj->handle, point, obj->efd);
 	if (ret) {
-		hx_err("DRM_IOCTL_SYNCOBJ_EVENTFD(handle %u, point %llu) failed: %s", sem->handle,
+		hx_err("DRM_IOCTL_SYNCOBJ_EVENTFD(handle %u, point %llu) failed: %s", obj->handle,
 		       (unsigned long long)point, strerror(-ret));
 		return ret;
 	}
-	sem->armed = point;
+	obj->armed = point;
 	return 0;
 }
 
-/* Moves satisfied entries of `sem` to *done.  Binary semaphores give one
+/* Moves satisfied entries of `obj` to *done.  Binary objects give one
  * entry per signal and are reset to unsignaled when consumed. */
-static void collect_known_locked(struct hx_sem *sem, const uint64_t *known,
+static void collect_known_locked(struct hx_waitable *obj, const uint64_t *known,
 				 struct hx_wait_entry **done);
 
-static void collect_locked(struct hx_sem *sem, struct hx_wait_entry **done)
+static void collect_locked(struct hx_waitable *obj, struct hx_wait_entry **done)
 {
-	collect_known_locked(sem, NULL, done);
+	collect_known_locked(obj, NULL, done);
 }
 
 /* As collect_locked, with the timeline's current value already known. */
-static void collect_known_locked(struct hx_sem *sem, const uint64_t *known,
+static void collect_known_locked(struct hx_waitable *obj, const uint64_t *known,
 				 struct hx_wait_entry **done)
 {
-	if (sem->timeline) {
+	if (obj->timeline) {
 		uint64_t cur = 0;
-		int ret = known ? (cur = *known, 0) : hx_sync_query(w.dev, sem->handle, &cur);
+		int ret = known ? (cur = *known, 0) : hx_sync_query(w.dev, obj->handle, &cur);
 		if (ret) {
 			hx_warn_once("DRM_IOCTL_SYNCOBJ_QUERY failed: %s", strerror(-ret));
 			return;
 		}
-		if (sem->armed != UINT64_MAX && cur >= sem->armed)
-			sem->armed = UINT64_MAX; /* that registration has fired */
-		while (sem->pending && sem->pending->value <= cur) {
-			struct hx_wait_entry *e = sem->pending;
-			sem->pending = e->next;
+		if (obj->armed != UINT64_MAX && cur >= obj->armed)
+			obj->armed = UINT64_MAX; /* that registration has fired */
+		while (obj->pending && obj->pending->value <= cur) {
+			struct hx_wait_entry *e = obj->pending;
+			obj->pending = e->next;
 			e->next = *done;
 			*done = e;
 		}
-	} else if (sem->pending) {
-		if (hx_sync_poll(w.dev, sem->handle, 0) == 0) {
-			struct hx_wait_entry *e = sem->pending;
-			int ret = hx_sync_reset(w.dev, sem->handle);
+	} else if (obj->pending) {
+		if (hx_sync_poll(w.dev, obj->handle, 0) == 0) {
+			struct hx_wait_entry *e = obj->pending;
+			int ret = hx_sync_reset(w.dev, obj->handle);
 			if (ret)
 				hx_warn_once("DRM_IOCTL_SYNCOBJ_RESET failed: %s", strerror(-ret));
-			sem->armed = UINT64_MAX;
-			sem->pending = e->next;
+			obj->armed = UINT64_MAX;
+			obj->pending = e->next;
 			e->next = *done;
 			*done = e;
 		}
 	}
-	if (!sem->pending)
-		list_remove_locked(sem);
+	if (!obj->pending)
+		list_remove_locked(obj);
 	else
-		arm_locked(sem);
+		arm_locked(obj);
 }
 
-/* A semaphore the thread may still hold a stale pointer to (from the last
+/* An object the thread may still hold a stale pointer to (from the last
  * epoll_wait or multi-wait) is freed by the thread itself, between two
  * waits, when no such pointer can exist any more. */
 static void free_zombies_locked(void)
 {
 	while (w.zombies) {
-		struct hx_sem *z = w.zombies;
+		struct hx_waitable *z = w.zombies;
 		w.zombies = z->wnext;
-		free(z);
+		w.ops->release(z);
 	}
 }
 
@@ -170,7 +176,7 @@ static void complete(struct hx_wait_entry *done)
 {
 	while (done) {
 		struct hx_wait_entry *next = done->next;
-		hx_sem_entry_done(done);
+		w.ops->entry_done(done);
 		done = next;
 	}
 }
@@ -183,7 +189,7 @@ static void *eventfd_thread(void *arg)
 	for (;;) {
 		/* The only timed wake-up: the stuck-wait watchdog's next
 		 * deadline, if a wait is pending at all.  Reports what is due. */
-		int64_t next = hx_sem_watchdog(hx_now_ns());
+		int64_t next = w.ops->watchdog(hx_now_ns());
 		int timeout = -1, n;
 
 		if (next != INT64_MAX) {
@@ -198,24 +204,27 @@ static void *eventfd_thread(void *arg)
 			return NULL;
 		}
 		struct hx_wait_entry *done = NULL;
+		uint64_t cnt;
+		/* The kick is consumed before the queue is taken: a hand-over
+		 * after this read finds the queue empty and kicks again. */
+		for (int i = 0; i < n; i++)
+			if (!evs[i].data.ptr)
+				(void)!read(w.kick, &cnt, sizeof(cnt));
 		pthread_mutex_lock(&w.lock);
 		drain_incoming_locked(&done);
 		for (int i = 0; i < n; i++) {
-			struct hx_sem *sem = evs[i].data.ptr;
-			uint64_t cnt;
-			if (!sem) {
-				(void)!read(w.kick, &cnt, sizeof(cnt));
+			struct hx_waitable *obj = evs[i].data.ptr;
+			if (!obj)
 				continue;
-			}
-			/* The semaphore may have been forgotten (and its fd
+			/* The object may have been forgotten (and its fd
 			 * closed) after epoll_wait returned; a forgotten one has
 			 * efd == -1 and is skipped.  It cannot be freed while
-			 * entries are pending, and a semaphore without entries is
+			 * entries are pending, and an object without entries is
 			 * not worth looking at. */
-			if (sem->efd < 0)
+			if (obj->efd < 0)
 				continue;
-			(void)!read(sem->efd, &cnt, sizeof(cnt));
-			collect_locked(sem, &done);
+			(void)!read(obj->efd, &cnt, sizeof(cnt));
+			collect_locked(obj, &done);
 		}
 		free_zombies_locked();
 		pthread_mutex_unlock(&w.lock);
@@ -228,7 +237,7 @@ static void *multiwait_thread(void *arg)
 {
 	uint32_t *handles = NULL;
 	uint64_t *points = NULL;
-	struct hx_sem **sems = NULL;
+	struct hx_waitable **objs = NULL;
 	unsigned cap = 0;
 
 	(void)arg;
@@ -252,9 +261,9 @@ static void *multiwait_thread(void *arg)
 			uint64_t *p = realloc(points, ncap * sizeof(*p));
 			if (p)
 				points = p;
-			struct hx_sem **s = realloc(sems, ncap * sizeof(*s));
+			struct hx_waitable **s = realloc(objs, ncap * sizeof(*s));
 			if (s)
-				sems = s;
+				objs = s;
 			if (!h || !p || !s) {
 				pthread_mutex_unlock(&w.lock);
 				hx_err("out of memory in the waiter; retrying");
@@ -265,19 +274,19 @@ static void *multiwait_thread(void *arg)
 		}
 		handles[n] = w.wake;
 		points[n] = 0;
-		sems[n++] = NULL;
-		for (struct hx_sem *s = w.list; s; s = s->wnext) {
+		objs[n++] = NULL;
+		for (struct hx_waitable *s = w.list; s; s = s->wnext) {
 			handles[n] = s->handle;
 			points[n] = s->timeline ? s->pending->value : 0;
-			sems[n++] = s;
+			objs[n++] = s;
 		}
 		pthread_mutex_unlock(&w.lock);
 		complete(failed);
 
 		/* After the reset above: a kick from now on is not lost. */
-		next = hx_sem_watchdog(hx_now_ns());
+		next = w.ops->watchdog(hx_now_ns());
 		ret = hx_sync_wait_any(w.dev, handles, points, n, next, &first);
-		/* ENOENT: a semaphore was destroyed while the set was being
+		/* ENOENT: an object was destroyed while the set was being
 		 * built; the rebuilt set will not have it. */
 		if (ret == -EINTR || ret == -ETIME || ret == -ENOENT)
 			continue;
@@ -291,23 +300,23 @@ static void *multiwait_thread(void *arg)
 			continue; /* the set changed */
 
 		struct hx_wait_entry *done = NULL;
-		struct hx_sem *hit = sems[first];
+		struct hx_waitable *hit = objs[first];
 		unsigned nt = 0;
 
 		pthread_mutex_lock(&w.lock);
 		/* One wake-up may stand for many signals: look at every timeline
-		 * in one query rather than at one semaphore per wake-up.  The
+		 * in one query rather than at one object per wake-up.  The
 		 * list only shrank since the snapshot, so the arrays fit.
 		 * Semaphores are freed only at the top of the loop, so `hit`
 		 * is still readable; in_wlist says whether it is still ours. */
-		for (struct hx_sem *s = w.list; s; s = s->wnext)
+		for (struct hx_waitable *s = w.list; s; s = s->wnext)
 			if (s->timeline) {
 				handles[nt] = s->handle;
-				sems[nt++] = s;
+				objs[nt++] = s;
 			}
 		if (nt && hx_sync_query_many(w.dev, handles, points, nt) == 0) {
 			for (unsigned i = 0; i < nt; i++)
-				collect_known_locked(sems[i], &points[i], &done);
+				collect_known_locked(objs[i], &points[i], &done);
 		} else if (hit->timeline && hit->in_wlist) {
 			collect_locked(hit, &done);
 		}
@@ -319,18 +328,21 @@ static void *multiwait_thread(void *arg)
 	return NULL;
 }
 
-int hx_waiter_start(const struct hx_sync_dev *dev)
+int hx_waiter_start(const struct hx_sync_dev *dev, const struct hx_waiter_ops *ops)
 {
 	pthread_attr_t attr;
 	sigset_t all, old;
 	int ret;
 
+	if (atomic_load_explicit(&w.started, memory_order_acquire))
+		return 0;
 	pthread_mutex_lock(&w.lock);
 	if (w.started) {
 		pthread_mutex_unlock(&w.lock);
 		return 0;
 	}
 	w.dev = dev;
+	w.ops = ops;
 	w.use_eventfd = dev->has_eventfd;
 	if (w.use_eventfd) {
 		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
@@ -378,7 +390,7 @@ int hx_waiter_start(const struct hx_sync_dev *dev)
 		return ret;
 	}
 	pthread_setname_np(w.thread, "hipextsem-wait");
-	w.started = true;
+	atomic_store_explicit(&w.started, true, memory_order_release);
 	hx_info("waiter thread started (%s)", hx_waiter_mode());
 	pthread_mutex_unlock(&w.lock);
 	return 0;
@@ -386,10 +398,10 @@ int hx_waiter_start(const struct hx_sync_dev *dev)
 
 static void insert_locked(struct hx_wait_entry *e)
 {
-	struct hx_sem *sem = e->sem;
-	struct hx_wait_entry **p = &sem->pending;
+	struct hx_waitable *obj = e->obj;
+	struct hx_wait_entry **p = &obj->pending;
 
-	if (sem->timeline)
+	if (obj->timeline)
 		while (*p && (*p)->value <= e->value)
 			p = &(*p)->next;
 	else
@@ -399,40 +411,40 @@ static void insert_locked(struct hx_wait_entry *e)
 	*p = e;
 }
 
-/* Queues one submitted entry on its semaphore and arms the notification.
+/* Queues one submitted entry on its object and arms the notification.
  * An entry that cannot be armed is handed back through *done (released):
  * a stream held forever is worse than a wait that did not hold. */
 static void adopt_locked(struct hx_wait_entry *e, struct hx_wait_entry **done)
 {
-	struct hx_sem *sem = e->sem;
+	struct hx_waitable *obj = e->obj;
 
-	if (w.use_eventfd && sem->efd < 0) {
-		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = sem };
-		sem->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-		if (sem->efd < 0) {
+	if (w.use_eventfd && obj->efd < 0) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = obj };
+		obj->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (obj->efd < 0) {
 			hx_err("eventfd() for a semaphore failed: %m; its wait is released "
 			       "without waiting (raise RLIMIT_NOFILE?)");
 			goto fail;
 		}
-		if (epoll_ctl(w.epfd, EPOLL_CTL_ADD, sem->efd, &ev)) {
+		if (epoll_ctl(w.epfd, EPOLL_CTL_ADD, obj->efd, &ev)) {
 			hx_err("epoll_ctl(ADD) failed: %m; a wait is released without waiting");
-			close(sem->efd);
-			sem->efd = -1;
+			close(obj->efd);
+			obj->efd = -1;
 			goto fail;
 		}
-		sem->armed = UINT64_MAX;
+		obj->armed = UINT64_MAX;
 	}
 	insert_locked(e);
-	list_add_locked(sem);
+	list_add_locked(obj);
 	if (w.use_eventfd) {
-		if (arm_locked(sem)) {
-			for (struct hx_wait_entry **p = &sem->pending; *p; p = &(*p)->next)
+		if (arm_locked(obj)) {
+			for (struct hx_wait_entry **p = &obj->pending; *p; p = &(*p)->next)
 				if (*p == e) {
 					*p = e->next;
 					break;
 				}
-			if (!sem->pending)
-				list_remove_locked(sem);
+			if (!obj->pending)
+				list_remove_locked(obj);
 			hx_err("a wait is released without waiting (see the error above)");
 			goto fail;
 		}
@@ -447,10 +459,17 @@ fail:
 
 static void drain_incoming_locked(struct hx_wait_entry **done)
 {
-	struct hx_wait_entry *e = w.in_head;
+	struct hx_wait_entry *stack = atomic_exchange_explicit(&w.incoming, NULL,
+							      memory_order_acquire);
+	struct hx_wait_entry *e = NULL;
 
-	w.in_head = w.in_tail = NULL;
-	w.kicked = false;
+	/* Newest first on the stack: reversed, submission order again. */
+	while (stack) {
+		struct hx_wait_entry *next = stack->next;
+		stack->next = e;
+		e = stack;
+		stack = next;
+	}
 	while (e) {
 		struct hx_wait_entry *next = e->next;
 		e->next = NULL;
@@ -459,7 +478,7 @@ static void drain_incoming_locked(struct hx_wait_entry **done)
 	}
 }
 
-static void kick_locked(void)
+static void kick(void)
 {
 	if (w.use_eventfd) {
 		uint64_t one = 1;
@@ -471,48 +490,74 @@ static void kick_locked(void)
 	}
 }
 
-void hx_waiter_submit(struct hx_wait_entry *entries, unsigned n)
+void hx_waiter_submit(struct hx_wait_entry *head)
 {
-	pthread_mutex_lock(&w.lock);
-	for (unsigned i = 0; i < n; i++) {
-		entries[i].next = NULL;
-		if (w.in_tail)
-			w.in_tail->next = &entries[i];
-		else
-			w.in_head = &entries[i];
-		w.in_tail = &entries[i];
+	struct hx_wait_entry *rev = NULL, *last = head, *old;
+
+	/* One entry in eventfd mode: arming it here costs the one ioctl the
+	 * thread would issue, and saves waking the thread.  Only if its lock
+	 * is free: never wait behind the thread's own work.  Entries handed
+	 * over earlier and not yet taken go first (per-object order). */
+	if (w.use_eventfd && !head->next &&
+	    !atomic_load_explicit(&w.incoming, memory_order_relaxed) &&
+	    pthread_mutex_trylock(&w.lock) == 0) {
+		struct hx_wait_entry *failed = NULL;
+
+		if (!atomic_load_explicit(&w.incoming, memory_order_acquire)) {
+			adopt_locked(head, &failed);
+			pthread_mutex_unlock(&w.lock);
+			complete(failed);
+			return;
+		}
+		pthread_mutex_unlock(&w.lock);
 	}
-	if (!w.kicked) {
-		w.kicked = true;
-		kick_locked();
+
+	/* Pushed reversed, so that the thread's reversal of the whole stack
+	 * gives every submission's entries in order, submissions in order. */
+	while (head) {
+		struct hx_wait_entry *next = head->next;
+		head->next = rev;
+		rev = head;
+		head = next;
 	}
-	pthread_mutex_unlock(&w.lock);
+	old = atomic_load_explicit(&w.incoming, memory_order_relaxed);
+	do
+		last->next = old;
+	while (!atomic_compare_exchange_weak_explicit(&w.incoming, &old, rev, memory_order_release,
+						      memory_order_relaxed));
+	/* A non-empty stack means a kick is on its way or the thread has not
+	 * taken the stack yet: it will see these entries too.  The kick's fd
+	 * and syncobj are fixed once the thread runs. */
+	if (!old)
+		kick();
 }
 
-void hx_waiter_forget(struct hx_sem *sem)
+bool hx_waiter_forget(struct hx_waitable *obj)
 {
+	bool now;
+
 	pthread_mutex_lock(&w.lock);
-	list_remove_locked(sem);
-	if (sem->efd >= 0) {
-		epoll_ctl(w.epfd, EPOLL_CTL_DEL, sem->efd, NULL);
-		close(sem->efd);
-		sem->efd = -1;
+	list_remove_locked(obj);
+	if (obj->efd >= 0) {
+		epoll_ctl(w.epfd, EPOLL_CTL_DEL, obj->efd, NULL);
+		close(obj->efd);
+		obj->efd = -1;
 	}
-	if (w.started) {
-		sem->wnext = w.zombies;
-		w.zombies = sem;
-		kick_locked();
-	} else {
-		free(sem);
+	now = !w.started;
+	if (!now) {
+		obj->wnext = w.zombies;
+		w.zombies = obj;
+		kick();
 	}
 	pthread_mutex_unlock(&w.lock);
+	return now;
 }
 
 void hx_waiter_kick(void)
 {
 	pthread_mutex_lock(&w.lock);
 	if (w.started)
-		kick_locked();
+		kick();
 	pthread_mutex_unlock(&w.lock);
 }
 
@@ -520,7 +565,7 @@ void hx_waiter_reset_after_fork(void)
 {
 	/* The thread does not exist in the child and the epoll set and wake
 	 * syncobj belong to the parent's DRM file.  Start from scratch; the
-	 * parent's semaphores were dropped by the caller. */
+	 * parent's objects were dropped by the owner. */
 	pthread_mutex_init(&w.lock, NULL);
 	if (w.epfd >= 0)
 		close(w.epfd);
@@ -531,7 +576,6 @@ void hx_waiter_reset_after_fork(void)
 	w.list = NULL;
 	w.nlist = 0;
 	w.zombies = NULL;
-	w.in_head = w.in_tail = NULL;
-	w.kicked = false;
+	atomic_store(&w.incoming, NULL);
 	w.dev = NULL;
 }
