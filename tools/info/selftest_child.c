@@ -404,17 +404,23 @@ static bool check_runtime_primitives(void)
 		uint64_t g = ++C.gate, m = ++C.marker, runs = atomic_load(&C.hostfn_runs);
 		hipError_t e;
 
-		if ((e = put_gate(g)) || (e = put_marker(m)) || (e = host_fn()))
+		if ((e = put_gate(g)) || (e = put_marker(m)) || (e = host_fn())) {
+			open_gate(g);
 			return fail("enqueueing hipStreamWaitValue64 / hipStreamWriteValue64 / %s "
 				    "failed (error %s)", host_fn_name(), ename(e));
-		if (!marker_stays_below(m, hold_ns(k)))
+		}
+		if (!marker_stays_below(m, hold_ns(k))) {
+			open_gate(g);
 			return fail("hipStreamWaitValue64 did not hold the stream: a value written "
 				    "after the wait became visible before the awaited value was "
 				    "written (round %u)", k + 1);
-		if (atomic_load(&C.hostfn_runs) != runs)
+		}
+		if (atomic_load(&C.hostfn_runs) != runs) {
+			open_gate(g); /* later checks need the stream moving */
 			return fail("%s ran before the stream's prior work completed (the stream "
 				    "was still held by hipStreamWaitValue64; round %u)",
 				    host_fn_name(), k + 1);
+		}
 		open_gate(g);
 		if (!marker_reaches(m))
 			return timeout_fail("the stream did not proceed within %.0f s after the "
@@ -655,14 +661,17 @@ static bool check_signal_after_prior_work(void)
 		hipError_t e;
 		int ret;
 
-		if ((e = put_gate(g)) || (e = put_marker(m)))
-			return fail("enqueueing the prior work answered %s", ename(e));
-		if ((e = sem_signal(&sem, &v, 1)))
-			return fail("hipSignalExternalSemaphoresAsync answered %s", ename(e));
-		if (!syncobj_stays_unsignaled(h, v, hold_ns(k)))
+		if ((e = put_gate(g)) || (e = put_marker(m)) || (e = sem_signal(&sem, &v, 1))) {
+			open_gate(g);
+			return fail("enqueueing the prior work and the signal answered %s",
+				    ename(e));
+		}
+		if (!syncobj_stays_unsignaled(h, v, hold_ns(k))) {
+			open_gate(g); /* later checks need the stream moving */
 			return fail("the %s semaphore was signaled while the stream's prior work "
 				    "was still held (the signal did not wait for prior work; round "
 				    "%u)", tl ? "timeline" : "binary", k + 1);
+		}
 		open_gate(g);
 		ret = hx_sync_wait_one(&C.dev, h, v, C.deadline);
 		if (ret == -ETIME)
