@@ -945,7 +945,7 @@ static void usage(FILE *f)
 	      "                    check, latencies against the bare runtime primitives,\n"
 	      "                    and a verdict\n"
 	      "  --rounds N        rounds per check and measurement (default 100)\n"
-	      "  --timeout SECONDS deadline of each check (default 5)\n"
+	      "  --timeout SECONDS deadline of every wait in a check (default 5)\n"
 	      "  --json            machine-readable output (one JSON object)\n"
 	      "  --program PROG    look for the runtime the way PROG would load it (its\n"
 	      "                    DT_NEEDED soname, RPATH/RUNPATH)\n"

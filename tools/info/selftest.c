@@ -354,11 +354,8 @@ int hx_selftest_wait_path(const struct hx_selftest_report *r, char *text, size_t
 	const char *reason = hx_selftest_fact(r, "wait_path_reason");
 
 	if (path && !strcmp(path, "stream")) {
-		snprintf(text, len, "stream: hipStreamWaitValue64, released by the shim's waiter "
-			 "thread; waits do not block the calling thread%s%s",
-			 reason && *reason ? " (" : "", reason && *reason ? reason : "");
-		if (reason && *reason)
-			strncat(text, ")", len - strlen(text) - 1);
+		snprintf(text, len, "stream: waits are asynchronous, they do not block the calling "
+			 "thread (%s)", reason && *reason ? reason : "no reason given");
 		return 0;
 	}
 	if (path && !strcmp(path, "host")) {
@@ -409,7 +406,7 @@ void hx_selftest_print_text(const struct hx_selftest_report *r, FILE *f)
 	char wp[768], at[256], b[4][32];
 	size_t failed = 0;
 
-	fprintf(f, "\nSelf-test (%u rounds per check, %.0f s deadline per check, %.1f s):\n",
+	fprintf(f, "\nSelf-test (%u rounds per check, %g s deadline per wait, %.1f s):\n",
 		r->rounds, r->timeout_s, r->elapsed_s);
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
 		const char *v = hx_selftest_fact(r, order[i][0]);

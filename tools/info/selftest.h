@@ -27,7 +27,7 @@ struct hx_selftest_opts {
 	const char *runtime;  /* the runtime file the child loads */
 	enum hx_abi abi;
 	unsigned rounds;      /* per check and per measurement */
-	double timeout_s;     /* deadline of each check */
+	double timeout_s;     /* deadline of every wait (per round) */
 	bool probe_only;      /* device facts and the wait path only */
 };
 

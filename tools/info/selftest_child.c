@@ -340,6 +340,21 @@ static bool guarded_wait_join(struct guarded_wait *g)
 	return true;
 }
 
+/* Each round gets the full deadline (a slow machine with many rounds is
+ * not a stuck stream), and the parent hears from us at least twice a
+ * second, so its own watchdog only fires on a real hang. */
+static void round_start(int64_t deadline_ns)
+{
+	static int64_t last;
+	int64_t now = hx_now_ns();
+
+	C.deadline = now + deadline_ns;
+	if (now - last > 500000000LL) {
+		record("progress", 0);
+		last = now;
+	}
+}
+
 /* ---- checks ---------------------------------------------------------------- */
 
 typedef bool (*check_fn)(void);
@@ -401,6 +416,7 @@ static bool check_runtime_primitives(void)
 	unsigned rounds = C.rounds < 20 ? C.rounds : 20;
 
 	for (unsigned k = 0; k < rounds; k++) {
+		round_start(C.timeout_ns);
 		uint64_t g = ++C.gate, m = ++C.marker, runs = atomic_load(&C.hostfn_runs);
 		hipError_t e;
 
@@ -516,6 +532,7 @@ static bool host_signal_then_wait(bool tl)
 	if (!need_sems(tl))
 		return false;
 	for (unsigned k = 0; k < C.rounds; k++) {
+		round_start(C.timeout_ns);
 		hipExternalSemaphore_t sem = tl ? C.etl : C.ebin;
 		uint64_t v = tl ? ++C.tl_next : 0, m = ++C.marker;
 		int ret = hx_sync_signal(&C.dev, tl ? C.tl : C.bin, v);
@@ -586,6 +603,7 @@ static bool check_wait_before_signal(void)
 	if (!need_sems(true))
 		return false;
 	for (unsigned k = 0; k < C.rounds; k++) {
+		round_start(C.timeout_ns);
 		bool tl = k % 2;
 		struct guarded_wait g = { .n = 1 };
 		uint64_t m = ++C.marker;
@@ -621,6 +639,7 @@ static bool check_binary_consumes(void)
 	if (!need_sems(false))
 		return false;
 	for (unsigned k = 0; k < rounds; k++) {
+		round_start(C.timeout_ns);
 		struct guarded_wait g = { .n = 1, .sems = { C.ebin } };
 		uint64_t zero = 0, m1 = ++C.marker, m2 = ++C.marker;
 		hipError_t e;
@@ -654,6 +673,7 @@ static bool check_signal_after_prior_work(void)
 	if (!need_sems(true))
 		return false;
 	for (unsigned k = 0; k < C.rounds; k++) {
+		round_start(C.timeout_ns);
 		bool tl = k % 2;
 		hipExternalSemaphore_t sem = tl ? C.etl : C.ebin;
 		uint32_t h = tl ? C.tl : C.bin;
@@ -701,6 +721,7 @@ static bool check_timeline_values(void)
 		return false;
 	hx_sync_query(&C.dev, C.tl, &prev);
 	for (unsigned k = 0; k < C.rounds; k++) {
+		round_start(C.timeout_ns);
 		uint64_t v = ++C.tl_next, cur = 0, m = ++C.marker;
 		hipError_t e;
 		int ret;
@@ -738,6 +759,7 @@ static bool check_mixed_array(void)
 	if (!need_sems(true))
 		return false;
 	for (unsigned k = 0; k < C.rounds; k++) {
+		round_start(C.timeout_ns);
 		hipExternalSemaphore_t both[2] = { C.ebin, C.etl };
 		uint64_t vals[2] = { 0, ++C.tl_next }, m = ++C.marker, m2 = ++C.marker;
 		struct guarded_wait g = { .n = 2, .sems = { C.ebin, C.etl } };
@@ -868,13 +890,12 @@ static void measure(void)
 		free(b);
 		return;
 	}
-	C.deadline = hx_now_ns() + C.timeout_ns * 4;
-
 	/* Signal latency: the stream reaches the signal -> the syncobj is
 	 * signaled (seen by a kernel wait), against a stream write-value seen
 	 * by the host.  Both start when the host opens a gate the stream is
 	 * parked at. */
 	for (unsigned k = 0; k < n; k++) {
+		round_start(C.timeout_ns * 4);
 		uint64_t g = ++C.gate, v = ++C.tl_next, m;
 		int64_t t0;
 
@@ -906,6 +927,7 @@ static void measure(void)
 	 * a host write releasing hipStreamWaitValue64. */
 	if (!C.waits_block) {
 		for (unsigned k = 0; k < n; k++) {
+			round_start(C.timeout_ns * 4);
 			uint64_t v = ++C.tl_next, m = ++C.marker, g;
 			int64_t t0;
 
@@ -939,6 +961,7 @@ static void measure(void)
 	/* Enqueue cost on the calling thread, each against the runtime
 	 * primitive it enqueues; the stream is idle for both. */
 	for (unsigned k = 0; k < n; k++) {
+		round_start(C.timeout_ns * 4);
 		uint64_t v = ++C.tl_next;
 		int64_t t0;
 
@@ -960,6 +983,7 @@ static void measure(void)
 		       "timeline semaphore", base);
 	}
 	for (unsigned k = 0; k < n; k++) {
+		round_start(C.timeout_ns * 4);
 		uint64_t v = C.tl_next; /* already reached: passes at once */
 		int64_t t0;
 
@@ -981,6 +1005,7 @@ static void measure(void)
 	 * binary semaphore waits for inside vkQueueSubmit.  Against the time
 	 * the runtime takes to start a host function on an idle stream. */
 	for (unsigned k = 0; k < n; k++) {
+		round_start(C.timeout_ns * 4);
 		uint64_t zero = 0, runs;
 		uint32_t h = C.bin;
 		int64_t t0;
