@@ -189,7 +189,6 @@ static struct {
 	bool attrs_zero;    /* CPUHIP_DEVICE_ATTRS=zero */
 	bool cp_wait;       /* GPU_STREAMOPS_CP_WAIT=1 */
 	bool wait_refused;  /* CPUHIP_STREAM_WAIT=refuse (test-only fault) */
-	bool eager_host_fn; /* CPUHIP_FAULT_EAGER_HOST_FN=1 (test-only fault) */
 	int pci_domain, pci_bus, pci_device, pci_function;
 } g = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -254,7 +253,8 @@ static hipError_t ret(hipError_t e)
  *   wait-value-passes     hipStreamWaitValue* lets the stream go on at once
  *   host-func-never-runs  host functions are dropped (the stream goes on)
  *   host-func-early       host functions run when enqueued, on the caller's
- *                         thread, before the stream's prior work
+ *                         thread, before the stream's prior work (also
+ *                         CPUHIP_FAULT_EAGER_HOST_FN=1)
  * Read once; unset or any other value is the normal runtime.
  */
 enum broken_mode {
@@ -269,8 +269,12 @@ static enum broken_mode broken;
 
 static void broken_read(void)
 {
-	const char *e = getenv("CPUHIP_BROKEN");
+	const char *e = getenv("CPUHIP_FAULT_EAGER_HOST_FN");
 
+	/* The older spelling of host-func-early (tests/vulkan uses it). */
+	if (e && !strcmp(e, "1"))
+		broken = BROKEN_HOST_FUNC_EARLY;
+	e = getenv("CPUHIP_BROKEN");
 	if (!e)
 		return;
 	if (!strcmp(e, "wait-value-passes"))
@@ -355,8 +359,6 @@ static void global_init(void)
 	g.cp_wait = e && (strcmp(e, "1") == 0 || strcmp(e, "true") == 0);
 	e = getenv("CPUHIP_STREAM_WAIT");
 	g.wait_refused = e && strcmp(e, "refuse") == 0;
-	e = getenv("CPUHIP_FAULT_EAGER_HOST_FN");
-	g.eager_host_fn = e && strcmp(e, "1") == 0;
 	parse_pci();
 	pthread_mutex_lock(&g.lock);
 	g.null_stream = stream_new_locked(hipStreamDefault, 0, true);
@@ -1174,15 +1176,6 @@ static hipError_t add_callback(hipStream_t h, enum cmd_kind kind, hipStreamCallb
 			       hipHostFn_t hfn, void *data)
 {
 	ensure_init();
-	/* Fault injection for tests that must prove they notice a host
-	 * function running before the stream's prior work: run it now. */
-	if (g.eager_host_fn) {
-		if (kind == CMD_CALLBACK)
-			fn(h, hipSuccess, data);
-		else
-			hfn(data);
-		return hipSuccess;
-	}
 	struct cmd *c = cmd_new(kind);
 	if (!c)
 		return hipErrorOutOfMemory;

@@ -1067,10 +1067,13 @@ static void early_cb(hipStream_t s, hipError_t e, void *p)
 static void t_broken(void)
 {
 	const char *mode = getenv("CPUHIP_BROKEN");
+	const char *eager = getenv("CPUHIP_FAULT_EAGER_HOST_FN");
 	struct early_rec r = { 0 };
 	uint64_t *gate, *marker;
 	hipStream_t s;
 
+	if (!mode && eager && !strcmp(eager, "1"))
+		mode = "host-func-early"; /* the older spelling */
 	if (!mode) {
 		fprintf(stderr, "the broken case needs CPUHIP_BROKEN\n");
 		failures++;
