@@ -189,7 +189,6 @@ static struct {
 	bool attrs_zero;    /* CPUHIP_DEVICE_ATTRS=zero */
 	bool cp_wait;       /* GPU_STREAMOPS_CP_WAIT=1 */
 	bool wait_refused;  /* CPUHIP_STREAM_WAIT=refuse (test-only fault) */
-	bool eager_host_fn; /* CPUHIP_FAULT_EAGER_HOST_FN=1 (test-only fault) */
 	int pci_domain, pci_bus, pci_device, pci_function;
 } g = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -245,6 +244,53 @@ static hipError_t ret(hipError_t e)
 		tls_last_error = e;
 #endif
 	return e;
+}
+
+/*
+ * Test-only fault modes (CPUHIP_BROKEN), so that tools which claim to
+ * detect a broken device can be shown to detect one.  Each plays one way a
+ * real device or runtime can fail the stream contract the shim relies on:
+ *   wait-value-passes     hipStreamWaitValue* lets the stream go on at once
+ *   host-func-never-runs  host functions are dropped (the stream goes on)
+ *   host-func-early       host functions run when enqueued, on the caller's
+ *                         thread, before the stream's prior work (also
+ *                         CPUHIP_FAULT_EAGER_HOST_FN=1)
+ * Read once; unset or any other value is the normal runtime.
+ */
+enum broken_mode {
+	BROKEN_NONE,
+	BROKEN_WAIT_VALUE_PASSES,
+	BROKEN_HOST_FUNC_NEVER_RUNS,
+	BROKEN_HOST_FUNC_EARLY,
+};
+
+static pthread_once_t broken_once = PTHREAD_ONCE_INIT;
+static enum broken_mode broken;
+
+static void broken_read(void)
+{
+	const char *e = getenv("CPUHIP_FAULT_EAGER_HOST_FN");
+
+	/* The older spelling of host-func-early (tests/vulkan uses it). */
+	if (e && !strcmp(e, "1"))
+		broken = BROKEN_HOST_FUNC_EARLY;
+	e = getenv("CPUHIP_BROKEN");
+	if (!e)
+		return;
+	if (!strcmp(e, "wait-value-passes"))
+		broken = BROKEN_WAIT_VALUE_PASSES;
+	else if (!strcmp(e, "host-func-never-runs"))
+		broken = BROKEN_HOST_FUNC_NEVER_RUNS;
+	else if (!strcmp(e, "host-func-early"))
+		broken = BROKEN_HOST_FUNC_EARLY;
+	else if (*e)
+		fprintf(stderr, "cpuhip: unknown CPUHIP_BROKEN=%s ignored\n", e);
+}
+
+static enum broken_mode broken_mode(void)
+{
+	pthread_once(&broken_once, broken_read);
+	return broken;
 }
 
 static void stream_unref_locked(struct stream *s);
@@ -313,8 +359,6 @@ static void global_init(void)
 	g.cp_wait = e && (strcmp(e, "1") == 0 || strcmp(e, "true") == 0);
 	e = getenv("CPUHIP_STREAM_WAIT");
 	g.wait_refused = e && strcmp(e, "refuse") == 0;
-	e = getenv("CPUHIP_FAULT_EAGER_HOST_FN");
-	g.eager_host_fn = e && strcmp(e, "1") == 0;
 	parse_pci();
 	pthread_mutex_lock(&g.lock);
 	g.null_stream = stream_new_locked(hipStreamDefault, 0, true);
@@ -614,6 +658,8 @@ static void *cb_main(void *arg)
 static void run_callback(struct cmd *c)
 {
 	struct cb_req r = { .cmd = c };
+	if (broken_mode() == BROKEN_HOST_FUNC_NEVER_RUNS)
+		return; /* test-only fault mode */
 	pthread_mutex_lock(&g.lock);
 	if (!g.cb_started) {
 		pthread_attr_t a;
@@ -675,6 +721,8 @@ static bool wait_value_ok(const struct cmd *c)
 static void do_wait_value(struct cmd *c)
 {
 	int64_t start = now_ns();
+	if (broken_mode() == BROKEN_WAIT_VALUE_PASSES)
+		return; /* test-only fault mode */
 	while (!wait_value_ok(c)) {
 		if (now_ns() - start < WAIT_VALUE_SPIN_NS) {
 			sched_yield();
@@ -1128,18 +1176,22 @@ static hipError_t add_callback(hipStream_t h, enum cmd_kind kind, hipStreamCallb
 			       hipHostFn_t hfn, void *data)
 {
 	ensure_init();
-	/* Fault injection for tests that must prove they notice a host
-	 * function running before the stream's prior work: run it now. */
-	if (g.eager_host_fn) {
-		if (kind == CMD_CALLBACK)
-			fn(h, hipSuccess, data);
-		else
-			hfn(data);
-		return hipSuccess;
-	}
 	struct cmd *c = cmd_new(kind);
 	if (!c)
 		return hipErrorOutOfMemory;
+	if (broken_mode() == BROKEN_HOST_FUNC_EARLY) {
+		/* Test-only fault mode: run it now, ahead of the stream's prior
+		 * work; the stream gets a no-op so that an invalid stream still
+		 * answers as usual (checked first: nothing runs for it). */
+		hipError_t e;
+		c->kind = CMD_NOP;
+		e = submit(h, c);
+		if (e == hipSuccess && fn)
+			fn(h, hipSuccess, data);
+		else if (e == hipSuccess)
+			hfn(data);
+		return e;
+	}
 	c->u.cb.fn = fn;
 	c->u.cb.hfn = hfn;
 	c->u.cb.data = data;

@@ -23,9 +23,21 @@
 		}                                                                            \
 	} while (0)
 
+/* The layouts of the runtime it is linked against (demo-consumer: 6.x,
+ * demo-consumer-abi5: 5.x). */
+#if DEMO_ABI == 5
+typedef struct hx_sem_desc_v5 demo_desc;
+typedef struct hx_sem_wait_params_v5 demo_wait_params;
+typedef struct hx_sem_signal_params_v5 demo_signal_params;
+#else
+typedef struct hx_sem_desc_v6 demo_desc;
+typedef struct hx_sem_wait_params_v6 demo_wait_params;
+typedef struct hx_sem_signal_params_v6 demo_signal_params;
+#endif
+
 static hipExternalSemaphore_t import(int fd, int type)
 {
-	struct hx_sem_desc_v6 d = { .type = type, .handle.fd = fd };
+	demo_desc d = { .type = type, .handle.fd = fd };
 	hipExternalSemaphore_t s = NULL;
 	CHECK(hipImportExternalSemaphore(&s, (const hipExternalSemaphoreHandleDesc *)&d));
 	return s;
@@ -60,9 +72,9 @@ int main(void)
 	fflush(stdout);
 
 	for (uint32_t r = 1; r <= rounds; r++) {
-		struct hx_sem_wait_params_v6 wp = { .params.fence.value = 2ull * r - 1 };
-		struct hx_sem_signal_params_v6 sp[2] = { { .params.fence.value = 0 },
-							 { .params.fence.value = 2ull * r } };
+		demo_wait_params wp = { .params.fence.value = 2ull * r - 1 };
+		demo_signal_params sp[2] = { { .params.fence.value = 0 },
+						 { .params.fence.value = 2ull * r } };
 		hipExternalSemaphore_t out[2] = { bin, tl };
 
 		/* Everything is enqueued up front; nothing here blocks. */

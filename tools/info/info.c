@@ -29,6 +29,7 @@
 #include "hipextsem/hip_abi.h"
 #include "libsearch.h"
 #include "runtime.h"
+#include "selftest.h"
 #include "sync.h"
 
 #define MAX_NODES 64
@@ -120,6 +121,11 @@ struct report {
 	struct shim_report shim;
 	bool ok;
 	char verdict[3 * PATH_MAX + 1024];
+	/* The wait path, probed in a child with the shim preloaded (the plain
+	 * report), or the whole self-test (--selftest). */
+	struct hx_selftest_report *probe;
+	char probe_skipped[256];
+	struct hx_selftest_report *selftest;
 };
 
 /* ---- render nodes ---------------------------------------------------- */
@@ -655,6 +661,37 @@ static void json_str(FILE *f, const char *s)
 static const char *empty_null(const char *s) { return s && *s ? s : NULL; }
 static const char *tf(bool b) { return b ? "true" : "false"; }
 
+/* The wait path: what the shim will do with a wait, and the attribute it
+ * reads (reported only).  From the child that loaded the runtime. */
+static void print_wait_path_json(const struct report *r, FILE *f)
+{
+	const struct hx_selftest_report *p = r->selftest ? r->selftest : r->probe;
+	const char *path = p ? hx_selftest_fact(p, "wait_path") : NULL;
+	const char *attr = p ? hx_selftest_fact(p, "attribute_read") : NULL;
+	char msg[768] = "", at[256] = "";
+	int blocks = -1;
+
+	if (p) {
+		blocks = hx_selftest_wait_path(p, msg, sizeof(msg));
+		hx_selftest_attribute(p, at, sizeof(at));
+	}
+	fprintf(f, "{\"probed\": %s, \"path\": ", tf(p && p->started));
+	json_str(f, p ? (path ? path : "unknown") : NULL);
+	fprintf(f, ", \"blocks_caller\": %s, \"attribute\": ",
+		blocks < 0 ? "null" : tf(blocks == 1));
+	if (attr && atoi(attr) >= 0)
+		fprintf(f, "%d", atoi(attr));
+	else
+		fputs("null", f);
+	fputs(", \"reason\": ", f);
+	json_str(f, p ? hx_selftest_fact(p, "wait_path_reason") : NULL);
+	fputs(", \"message\": ", f);
+	json_str(f, p ? msg : r->probe_skipped);
+	fputs(", \"attribute_message\": ", f);
+	json_str(f, p ? at : NULL);
+	fputs("}", f);
+}
+
 static void print_json(const struct report *r, FILE *f)
 {
 	const struct runtime_report *rt = &r->rt;
@@ -744,9 +781,16 @@ static void print_json(const struct report *r, FILE *f)
 	json_str(f, empty_null(sh->error));
 	fputs("\n  },\n  \"vulkan_note\": ", f);
 	json_str(f, vulkan_note);
+	fputs(",\n  \"wait_path\": ", f);
+	print_wait_path_json(r, f);
 	fprintf(f, ",\n  \"verdict\": {\"ok\": %s, \"message\": ", tf(r->ok));
 	json_str(f, r->verdict);
-	fputs("}\n}\n", f);
+	fputc('}', f);
+	if (r->selftest) {
+		fputs(",\n  \"selftest\": ", f);
+		hx_selftest_print_json(r->selftest, f);
+	}
+	fputs("\n}\n", f);
 }
 
 static const char *yes_no(bool b) { return b ? "yes" : "no"; }
@@ -830,8 +874,58 @@ static void print_text(const struct report *r, FILE *f)
 			fprintf(f, "  not bound:    %s (version node differs from the runtime's)\n",
 				sh->partial);
 	}
+	if (!r->selftest) {
+		char msg[768], at[256];
+		if (r->probe) {
+			hx_selftest_wait_path(r->probe, msg, sizeof(msg));
+			hx_selftest_attribute(r->probe, at, sizeof(at));
+			fprintf(f, "\nWait path:      %s\n  attribute:    %s\n", msg, at);
+		} else {
+			fprintf(f, "\nWait path:      not probed: %s\n", r->probe_skipped);
+		}
+	}
 	fprintf(f, "\nVulkan:         note: %s\n", vulkan_note);
 	fprintf(f, "\nVerdict: %s\n", r->verdict);
+	if (r->selftest)
+		hx_selftest_print_text(r->selftest, f);
+}
+
+/* The runtime is loaded only in a child with the shim preloaded: for the
+ * plain report a short probe of the wait path, for --selftest the whole
+ * test.  Either needs a runtime and a shim that interposes on it. */
+static void run_child(struct report *r, bool selftest, unsigned rounds, double timeout_s)
+{
+	static struct hx_selftest_report result;
+	struct hx_selftest_opts o = {
+		.shim = r->shim.path, .runtime = r->rt.path, .abi = r->rt.abi,
+		.rounds = rounds, .timeout_s = selftest ? timeout_s : 10.0,
+		.probe_only = !selftest,
+	};
+	const char *why = NULL;
+
+	if (!r->rt.found || r->rt.error[0] || !r->rt.sem_state ||
+	    strcmp(r->rt.sem_state, "stock") != 0 || r->rt.n_missing || r->rt.abi == HX_ABI_UNKNOWN)
+		why = "no HIP runtime the shim can sit in front of (see the verdict)";
+	else if (!r->shim.found)
+		why = "the shim library is missing (see the verdict)";
+	else if (!r->shim.interposes)
+		why = "the shim would not interpose on this runtime (see the verdict)";
+	if (why) {
+		if (selftest) {
+			r->selftest = &result;
+			result.rounds = rounds;
+			result.timeout_s = timeout_s;
+			snprintf(result.cannot_run, sizeof(result.cannot_run), "%.1000s", r->verdict);
+		} else {
+			snprintf(r->probe_skipped, sizeof(r->probe_skipped), "%s", why);
+		}
+		return;
+	}
+	hx_selftest_run(&o, &result);
+	if (selftest)
+		r->selftest = &result;
+	else
+		r->probe = &result;
 }
 
 static void usage(FILE *f)
@@ -841,9 +935,17 @@ static void usage(FILE *f)
 	      "Reports whether HIP external semaphores can work on this machine with the\n"
 	      "hipextsem shim: the kernel, each DRM render node (driver, sync object,\n"
 	      "timeline and eventfd support), the HIP runtime an application would load,\n"
-	      "whether the shim would interpose on it, and a one-line verdict.\n"
+	      "whether the shim would interpose on it, the wait path the shim will take,\n"
+	      "and a one-line verdict.  The runtime is loaded only in a child process with\n"
+	      "the shim preloaded (to read the wait path), never by this program.\n"
 	      "\n"
 	      "Options:\n"
+	      "  --selftest        also send semaphores through the shim on a real HIP\n"
+	      "                    stream and this machine's render node: one line per\n"
+	      "                    check, latencies against the bare runtime primitives,\n"
+	      "                    and a verdict\n"
+	      "  --rounds N        rounds per check and measurement (default 100)\n"
+	      "  --timeout SECONDS deadline of every wait in a check (default 5)\n"
 	      "  --json            machine-readable output (one JSON object)\n"
 	      "  --program PROG    look for the runtime the way PROG would load it (its\n"
 	      "                    DT_NEEDED soname, RPATH/RUNPATH)\n"
@@ -854,7 +956,9 @@ static void usage(FILE *f)
 	      "Environment: HIPEXTSEM_RENDER_NODE (the node the shim must use),\n"
 	      "HIPEXTSEM_LIBRARY (the shim to check), LD_LIBRARY_PATH (runtime search).\n"
 	      "\n"
-	      "Exit status: 0 if external semaphores will work, 1 if not, 2 on bad usage.\n",
+	      "Exit status: 0 if external semaphores will work, 1 if not, 2 on bad usage;\n"
+	      "with --selftest, 0 only if every check passed, 1 if one failed or the\n"
+	      "self-test cannot run here (the reason is stated).\n",
 	      f);
 }
 
@@ -864,20 +968,32 @@ int main(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "program", required_argument, NULL, 'p' },
 		{ "runtime", required_argument, NULL, 'r' },
+		{ "selftest", no_argument, NULL, 'S' },
+		{ "rounds", required_argument, NULL, 'n' },
+		{ "timeout", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct report r;
 	const char *program = NULL, *forced_rt = NULL;
-	bool json = false;
+	bool json = false, selftest = false;
+	const char *rounds_arg = NULL, *timeout_arg = NULL;
+	unsigned rounds = 100;
+	double timeout_s = 5.0;
 	int c;
+
+	if (argc > 1 && !strcmp(argv[1], HX_SELFTEST_CHILD_ARG))
+		return hx_selftest_child_main(argc, argv);
 
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = true; break;
 		case 'p': program = optarg; break;
 		case 'r': forced_rt = optarg; break;
+		case 'S': selftest = true; break;
+		case 'n': rounds_arg = optarg; break;
+		case 't': timeout_arg = optarg; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("hipextsem-info %s\n", HX_INFO_VERSION); return 0;
 		default: usage(stderr); return 2;
@@ -889,6 +1005,31 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
+	if ((rounds_arg || timeout_arg) && !selftest) {
+		fprintf(stderr, "hipextsem-info: --rounds and --timeout need --selftest\n");
+		return 2;
+	}
+	if (rounds_arg) {
+		char *end;
+		unsigned long v = strtoul(rounds_arg, &end, 10);
+		if (*end || !*rounds_arg || v < 1 || v > 100000) {
+			fprintf(stderr, "hipextsem-info: --rounds takes 1..100000, not '%s'\n",
+				rounds_arg);
+			return 2;
+		}
+		rounds = (unsigned)v;
+	}
+	if (timeout_arg) {
+		char *end;
+		double v = strtod(timeout_arg, &end);
+		if (*end || !*timeout_arg || !(v >= 0.1 && v <= 3600)) {
+			fprintf(stderr, "hipextsem-info: --timeout takes 0.1..3600 seconds, not "
+				"'%s'\n", timeout_arg);
+			return 2;
+		}
+		timeout_s = v;
+	}
+
 	if (uname(&r.uts) != 0)
 		snprintf(r.uts.sysname, sizeof(r.uts.sysname), "unknown");
 	collect_nodes(&r);
@@ -898,6 +1039,7 @@ int main(int argc, char **argv)
 	if (r.shim.found)
 		check_interposition(&r.shim, &r.rt);
 	decide(&r);
+	run_child(&r, selftest, rounds, timeout_s);
 
 	if (json)
 		print_json(&r, stdout);
@@ -905,5 +1047,7 @@ int main(int argc, char **argv)
 		print_text(&r, stdout);
 	if (fflush(stdout) != 0)
 		return 2;
+	if (selftest)
+		return r.selftest->passed ? 0 : 1;
 	return r.ok ? 0 : 1;
 }

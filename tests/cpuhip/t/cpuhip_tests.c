@@ -1046,6 +1046,80 @@ static void t_exit_pending(void)
 	OK(cpuhipTestEnqueueDelay(NULL, 10000000));
 }
 
+/* ---- test-only fault modes (CPUHIP_BROKEN) ---- */
+
+struct early_rec {
+	atomic_int runs;
+	pid_t tid;
+};
+
+static void early_cb(hipStream_t s, hipError_t e, void *p)
+{
+	struct early_rec *r = p;
+	(void)s;
+	(void)e;
+	r->tid = tid();
+	atomic_fetch_add(&r->runs, 1);
+}
+
+/* Each mode must do what it claims, and only for what it names: the rest of
+ * the stream keeps working (a marker written after the fault appears). */
+static void t_broken(void)
+{
+	const char *mode = getenv("CPUHIP_BROKEN");
+	const char *eager = getenv("CPUHIP_FAULT_EAGER_HOST_FN");
+	struct early_rec r = { 0 };
+	uint64_t *gate, *marker;
+	hipStream_t s;
+
+	if (!mode && eager && !strcmp(eager, "1"))
+		mode = "host-func-early"; /* the older spelling */
+	if (!mode) {
+		fprintf(stderr, "the broken case needs CPUHIP_BROKEN\n");
+		failures++;
+		return;
+	}
+	OK(hipHostMalloc((void **)&gate, 64, 0));
+	OK(hipHostMalloc((void **)&marker, 64, 0));
+	OK(hipStreamCreate(&s));
+	if (!strcmp(mode, "wait-value-passes")) {
+		/* The gate is never written, yet the marker after it appears. */
+		OK(hipStreamWaitValue64(s, gate, 1, hipStreamWaitValueGte, ~0ull));
+		OK(hipStreamWriteValue64(s, marker, 7, 0));
+		OK(hipStreamSynchronize(s));
+		CHECK(__atomic_load_n(marker, __ATOMIC_ACQUIRE) == 7);
+		CHECK(__atomic_load_n(gate, __ATOMIC_ACQUIRE) == 0);
+	} else if (!strcmp(mode, "host-func-never-runs")) {
+		OK(hipStreamAddCallback(s, early_cb, &r, 0));
+		OK(hipStreamWriteValue64(s, marker, 7, 0));
+		OK(hipStreamSynchronize(s));
+		CHECK(__atomic_load_n(marker, __ATOMIC_ACQUIRE) == 7);
+		sleep_ms(20);
+		CHECK(atomic_load(&r.runs) == 0);
+	} else if (!strcmp(mode, "host-func-early")) {
+		/* The stream is held at the gate, yet the callback has already
+		 * run, on this thread, when the enqueue returns. */
+		OK(hipStreamWaitValue64(s, gate, 1, hipStreamWaitValueGte, ~0ull));
+		OK(hipStreamWriteValue64(s, marker, 7, 0));
+		OK(hipStreamAddCallback(s, early_cb, &r, 0));
+		CHECK(atomic_load(&r.runs) == 1 && r.tid == tid());
+		CHECK(__atomic_load_n(marker, __ATOMIC_ACQUIRE) == 0);
+		__atomic_store_n(gate, 1, __ATOMIC_RELEASE);
+		OK(hipStreamSynchronize(s));
+		CHECK(__atomic_load_n(marker, __ATOMIC_ACQUIRE) == 7);
+		CHECK(atomic_load(&r.runs) == 1);
+		/* An invalid stream still answers as usual, and nothing runs. */
+		CHECK(hipStreamAddCallback((hipStream_t)0xdead0, early_cb, &r, 0) != hipSuccess);
+		CHECK(atomic_load(&r.runs) == 1);
+	} else {
+		fprintf(stderr, "unknown CPUHIP_BROKEN=%s\n", mode);
+		failures++;
+	}
+	OK(hipStreamDestroy(s));
+	OK(hipHostFree(gate));
+	OK(hipHostFree(marker));
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -1081,6 +1155,7 @@ static const struct {
 	{ "ext_sem_stock", t_ext_sem_stock },
 	{ "threads_stress", t_threads_stress },
 	{ "exit_pending", t_exit_pending },
+	{ "broken", t_broken },
 };
 
 int main(int argc, char **argv)

@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""check_selftest.py CASE INFO [ARGS...]
+
+Runs `hipextsem-info --selftest` (INFO) and checks what it reports.  Cases:
+  pass ABI ATTR      in the VM over cpuhip (LD_LIBRARY_PATH set by the test):
+                     exit 0, every check passed, every latency figure measured
+                     with its ratio, the runtime's ABI, the attribute as ATTR
+                     (0 or 1), the asynchronous wait path; the text output too
+  broken CHECK WORDS in the VM over a CPUHIP_BROKEN mode (set by the test):
+                     exit 1 within a minute, CHECK failed, its reason holds WORDS
+                     (the text output of a failure is checked by real-runtime)
+  hostwait           in the VM with HIPEXTSEM_HOST_WAIT=1: the self-test says
+                     plainly that waits block the calling thread (exit 1)
+  real-runtime LIB   on the host, AMD's real runtime LIB and no device: exit 1
+                     quickly, with the reason
+  probe LIB          on the host: the plain report's wait path over cpuhip LIB,
+                     with the attribute 1 and 0, and with HIPEXTSEM_HOST_WAIT=1
+  cli                bad usage exits 2; --help documents the self-test
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+
+CHECKS = ['runtime-primitives', 'import', 'host-signal-stream-wait-binary',
+          'host-signal-stream-wait-timeline', 'wait-before-signal', 'binary-wait-consumes',
+          'signal-after-prior-work', 'timeline-values-increase', 'mixed-array', 'destroy']
+METRICS = ['signal_latency', 'wait_latency', 'signal_enqueue', 'wait_enqueue', 'fence_attach']
+
+
+def check(cond, msg):
+    if not cond:
+        sys.exit('FAIL: ' + msg)
+
+
+def run(info, *args, env=None, timeout=120):
+    t0 = time.monotonic()
+    p = subprocess.run([info, *args], capture_output=True, text=True, env=env, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr, time.monotonic() - t0
+
+
+def selftest_json(info, *args, env=None):
+    rc, out, err, secs = run(info, '--selftest', '--json', *args, env=env)
+    try:
+        d = json.loads(out)
+    except ValueError as e:
+        sys.exit(f'FAIL: --selftest --json output is not JSON ({e}):\n{out}\n{err}')
+    check('selftest' in d, 'no selftest member')
+    st = d['selftest']
+    for key in ('passed', 'checks', 'latency', 'wait_path', 'facts', 'cannot_run'):
+        check(key in st, f'selftest lacks {key!r}')
+    for c in st['checks']:
+        check('name' in c and isinstance(c['passed'], bool) and c.get('reason'),
+              f'check without name/passed/reason: {c}')
+    check(rc == (0 if st['passed'] else 1), f'exit status {rc} but passed={st["passed"]}')
+    return rc, d, st, secs
+
+
+def by_name(items):
+    return {i['name']: i for i in items}
+
+
+def main():
+    case, info, args = sys.argv[1], sys.argv[2], sys.argv[3:]
+    if case == 'pass':
+        abi, attr = args[0], int(args[1])
+        rc, d, st, secs = selftest_json(info, '--rounds', '20')
+        failed = [c for c in st['checks'] if not c['passed']]
+        check(rc == 0 and st['passed'] and not failed,
+              f'self-test failed: {failed or st["cannot_run"]}\n{st["log"]}')
+        check([c['name'] for c in st['checks']] == CHECKS,
+              f'checks {[c["name"] for c in st["checks"]]}')
+        lat = by_name(st['latency'])
+        for m in METRICS:
+            check(m in lat, f'latency {m} missing')
+            x = lat[m]
+            check(x['samples'] == 20 and x['p50_ns'] > 0 and x['baseline_p50_ns'] > 0
+                  and x['ratio_p50'] > 0 and x['ratio_p99'] > 0, f'latency {x}')
+            print(f'{m}: p50 ratio {x["ratio_p50"]:.2f}, p99 ratio {x["ratio_p99"]:.2f} '
+                  f'({x["p50_ns"] / 1e6:.3f} ms vs {x["baseline_p50_ns"] / 1e6:.3f} ms)')
+        f = st['facts']
+        check(f.get('abi') == f'{abi}.x', f'abi {f.get("abi")}')
+        check(f.get('render_node', '').startswith('/dev/dri/renderD') and
+              f.get('render_driver') == 'virtio_gpu', f'render node {f}')
+        check(f.get('interposed', '').startswith('yes'), f'interposed {f.get("interposed")}')
+        wp = st['wait_path']
+        check(wp['path'] == 'stream' and wp['blocks_caller'] is False, f'wait path {wp}')
+        check(wp['attribute'] == attr, f'attribute {wp["attribute"]}, expected {attr}')
+        check(d['wait_path']['path'] == 'stream', f'top-level wait path {d["wait_path"]}')
+        rc, out, err, secs = run(info, '--selftest', '--rounds', '3')
+        print(out, end='')
+        check(rc == 0, f'text mode exit {rc}')
+        for name in CHECKS:
+            check(f'passed {name}: ' in out, f'text output lacks "passed {name}"')
+        check('Self-test: PASSED: all 10 checks passed' in out, 'text verdict')
+        check('waits are asynchronous' in out, 'text wait path')
+    elif case == 'broken':
+        name, words = args[0], args[1]
+        rc, d, st, secs = selftest_json(info, '--rounds', '10')
+        checks = by_name(st['checks'])
+        print(json.dumps(st['checks'], indent=1))
+        check(rc == 1 and not st['passed'], f'exit {rc} over CPUHIP_BROKEN')
+        check(name in checks and not checks[name]['passed'], f'{name} did not fail')
+        check(words in checks[name]['reason'], f'{name}: {checks[name]["reason"]!r} lacks {words!r}')
+        check(secs < 60, f'took {secs:.1f} s')
+    elif case == 'hostwait':
+        env = dict(os.environ, HIPEXTSEM_HOST_WAIT='1')
+        rc, d, st, secs = selftest_json(info, '--rounds', '5', env=env)
+        checks = by_name(st['checks'])
+        check(rc == 1, f'exit {rc}')
+        check(st['wait_path']['path'] == 'host' and st['wait_path']['blocks_caller'] is True,
+              f'wait path {st["wait_path"]}')
+        c = checks['wait-before-signal']
+        check(not c['passed'] and 'block the calling thread' in c['reason'], f'{c}')
+        check(checks['host-signal-stream-wait-binary']['passed'], 'host-signal check')
+        check(secs < 60, f'took {secs:.1f} s')
+    elif case == 'real-runtime':
+        rc, d, st, secs = selftest_json(info, '--runtime', args[0])
+        print(st['cannot_run'])
+        check(rc == 1 and not st['passed'], f'exit {rc}')
+        check(st['cannot_run'] and ('no HIP device' in st['cannot_run'] or
+                                    'render node' in st['cannot_run']),
+              f'reason {st["cannot_run"]!r}')
+        check(st['facts'].get('abi') == '5.x', f'facts {st["facts"]}')
+        check(secs < 30, f'took {secs:.1f} s')
+        rc, out, err, secs = run(info, '--selftest', '--runtime', args[0])
+        check(rc == 1 and 'Self-test: FAILED: cannot run here: ' in out, f'text:\n{out}')
+    elif case == 'probe':
+        lib = args[0]
+        for extra, attr, path in (({}, 1, 'stream'),
+                                  ({'CPUHIP_NO_STREAM_WAIT_VALUE': '1'}, 0, 'stream'),
+                                  ({'CPUHIP_DEVICE_ATTRS': 'zero'}, 0, 'stream'),
+                                  ({'HIPEXTSEM_HOST_WAIT': '1'}, 1, 'host')):
+            env = dict(os.environ, **extra)
+            rc, out, err, secs = run(info, '--json', '--runtime', lib, env=env)
+            wp = json.loads(out)['wait_path']
+            check(wp['probed'] is True and wp['path'] == path and wp['attribute'] == attr,
+                  f'{extra}: {wp}')
+            check(wp['blocks_caller'] is (path == 'host'), f'{extra}: {wp}')
+            rc, out, err, secs = run(info, '--runtime', lib, env=env)
+            want = ('waits BLOCK the calling thread' if path == 'host'
+                    else 'waits are asynchronous, they do not block the calling thread')
+            check(f'Wait path:      {path}: {want}' in out, f'{extra}: text:\n{out}')
+            check(f'hipDeviceAttributeCanUseStreamWaitValue (10013) = {attr}' in out,
+                  f'{extra}: attribute in text:\n{out}')
+    elif case == 'cli':
+        for bad in (['--rounds', '5'], ['--selftest', '--rounds', '0'],
+                    ['--selftest', '--rounds', 'x'], ['--selftest', '--timeout', 'abc'],
+                    ['--selftest', '--timeout', '0']):
+            rc, out, err, secs = run(info, *bad)
+            check(rc == 2, f'{bad}: exit {rc}')
+        rc, out, err, secs = run(info, '--help')
+        check(rc == 0 and '--selftest' in out and '--rounds N' in out and '--timeout' in out,
+              'help lacks the self-test')
+        check('with --selftest, 0 only if every check passed' in out, 'help: exit status')
+    else:
+        sys.exit(f'unknown case {case}')
+    print(f'ok: {case}')
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,546 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hipextsem-info --selftest, the parent's side: starts the child (this
+ * program again, with the shim appended to LD_PRELOAD the way hipextsem-run
+ * does it, so the shim is loaded exactly as an application gets it), reads
+ * its records, enforces the deadlines, and prints the result.
+ *
+ * Records are lines of tab-separated fields (selftest_child.c writes them):
+ *   fact KEY VALUE | begin CHECK | check CHECK 1|0 REASON |
+ *   metric NAME P50 P99 BASE_P50 BASE_P99 SAMPLES WHAT BASELINE |
+ *   not-measured NAME REASON | cannot-run REASON | done
+ * A child that sends nothing for longer than a check's deadline (plus a
+ * margin for a slow machine) is killed; the check it had begun fails with
+ * that reason.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "selftest.h"
+#include "sync.h"
+
+/* Added to a check's deadline before the parent gives up on the child: the
+ * child's own deadlines should always fire first. */
+#define KILL_MARGIN_S 10.0
+
+struct reader {
+	char buf[8192];
+	size_t len;
+};
+
+static void json_str(FILE *f, const char *s)
+{
+	if (!s) {
+		fputs("null", f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c == '\n')
+			fputs("\\n", f);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+static void copy(char *dst, size_t len, const char *src)
+{
+	snprintf(dst, len, "%s", src ? src : "");
+}
+
+/* Splits a record in place; returns the number of fields. */
+static int split(char *line, char **f, int max)
+{
+	int n = 0;
+
+	while (n < max) {
+		f[n++] = line;
+		line = strchr(line, '\t');
+		if (!line)
+			break;
+		*line++ = '\0';
+	}
+	return n;
+}
+
+struct run_state {
+	char begun[48];    /* the check the child is in, "" between checks */
+	bool done;
+};
+
+static void handle_record(struct hx_selftest_report *r, struct run_state *st, char *line)
+{
+	char *f[10];
+	int n = split(line, f, 10);
+
+	if (!strcmp(f[0], "fact") && n >= 3 && r->n_facts < HX_ST_MAX_FACTS) {
+		copy(r->facts[r->n_facts].key, sizeof(r->facts[0].key), f[1]);
+		copy(r->facts[r->n_facts].value, sizeof(r->facts[0].value), f[2]);
+		r->n_facts++;
+	} else if (!strcmp(f[0], "begin") && n >= 2) {
+		copy(st->begun, sizeof(st->begun), f[1]);
+	} else if (!strcmp(f[0], "check") && n >= 4 && r->n_checks < HX_ST_MAX_CHECKS) {
+		struct hx_st_check *c = &r->checks[r->n_checks++];
+		copy(c->name, sizeof(c->name), f[1]);
+		c->passed = !strcmp(f[2], "1");
+		copy(c->reason, sizeof(c->reason), f[3]);
+		st->begun[0] = '\0';
+	} else if (!strcmp(f[0], "metric") && n >= 9 && r->n_metrics < HX_ST_MAX_METRICS) {
+		struct hx_st_metric *m = &r->metrics[r->n_metrics++];
+		copy(m->name, sizeof(m->name), f[1]);
+		m->p50_ns = atof(f[2]);
+		m->p99_ns = atof(f[3]);
+		m->base_p50_ns = atof(f[4]);
+		m->base_p99_ns = atof(f[5]);
+		m->samples = (unsigned)atoi(f[6]);
+		copy(m->what, sizeof(m->what), f[7]);
+		copy(m->baseline, sizeof(m->baseline), f[8]);
+	} else if (!strcmp(f[0], "not-measured") && n >= 3 && r->n_metrics < HX_ST_MAX_METRICS) {
+		struct hx_st_metric *m = &r->metrics[r->n_metrics++];
+		copy(m->name, sizeof(m->name), f[1]);
+		m->samples = 0;
+		copy(m->what, sizeof(m->what), f[2]);
+	} else if (!strcmp(f[0], "cannot-run") && n >= 2) {
+		copy(r->cannot_run, sizeof(r->cannot_run), f[1]);
+	} else if (!strcmp(f[0], "done")) {
+		st->done = true;
+	}
+}
+
+static void feed(struct reader *rd, const char *data, size_t n,
+		 void (*line_fn)(void *, char *), void *arg)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (data[i] == '\n' || rd->len == sizeof(rd->buf) - 1) {
+			rd->buf[rd->len] = '\0';
+			line_fn(arg, rd->buf);
+			rd->len = 0;
+			if (data[i] == '\n')
+				continue;
+		}
+		rd->buf[rd->len++] = data[i];
+	}
+}
+
+struct rec_ctx {
+	struct hx_selftest_report *r;
+	struct run_state *st;
+};
+
+static void on_record(void *arg, char *line)
+{
+	struct rec_ctx *c = arg;
+	handle_record(c->r, c->st, line);
+}
+
+/* Keeps the tail of the child's stderr (the shim's log lines). */
+static void on_log(void *arg, char *line)
+{
+	struct hx_selftest_report *r = arg;
+	size_t have = strlen(r->log), add = strlen(line) + 1;
+
+	if (add >= sizeof(r->log))
+		return;
+	if (have + add >= sizeof(r->log)) {
+		size_t drop = have + add - sizeof(r->log) + 1;
+		char *nl = strchr(r->log + drop, '\n');
+		drop = nl ? (size_t)(nl + 1 - r->log) : have;
+		memmove(r->log, r->log + drop, have - drop + 1);
+		have -= drop;
+	}
+	memcpy(r->log + have, line, add - 1);
+	r->log[have + add - 1] = '\n';
+	r->log[have + add] = '\0';
+}
+
+/* LD_PRELOAD with the shim appended once (as hipextsem-run composes it). */
+static char *compose_preload(const char *shim)
+{
+	const char *old = getenv("LD_PRELOAD");
+	char *out;
+
+	if (old && *old) {
+		const char *p = old;
+		size_t sl = strlen(shim);
+		while (*p) {
+			size_t n = strcspn(p, ": ");
+			if (n == sl && !strncmp(p, shim, n))
+				return strdup(old);
+			p += n + (p[n] ? 1 : 0);
+		}
+		if (asprintf(&out, "%s:%s", old, shim) < 0)
+			return NULL;
+		return out;
+	}
+	return strdup(shim);
+}
+
+static void set_cannot_run(struct hx_selftest_report *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void set_cannot_run(struct hx_selftest_report *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->cannot_run, sizeof(r->cannot_run), fmt, ap);
+	va_end(ap);
+}
+
+void hx_selftest_run(const struct hx_selftest_opts *o, struct hx_selftest_report *r)
+{
+	char exe[PATH_MAX], fdarg[16], abiarg[8], roundsarg[16], msarg[24];
+	int rec[2], err[2], status = 0;
+	struct run_state st = { "", false };
+	struct rec_ctx ctx = { r, &st };
+	struct reader rrd = { .len = 0 }, erd = { .len = 0 };
+	int64_t start = hx_now_ns(), last, limit;
+	bool rec_open = true, err_open = true, killed = false;
+	char *preload;
+	ssize_t n;
+	pid_t pid;
+
+	r->rounds = o->rounds;
+	r->timeout_s = o->timeout_s;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0) {
+		set_cannot_run(r, "cannot find this program (/proc/self/exe): %s", strerror(errno));
+		return;
+	}
+	exe[n] = '\0';
+	preload = compose_preload(o->shim);
+	if (!preload || pipe2(rec, O_CLOEXEC) != 0) {
+		set_cannot_run(r, "cannot set up the test process: %s", strerror(errno));
+		free(preload);
+		return;
+	}
+	if (pipe2(err, O_CLOEXEC) != 0) {
+		set_cannot_run(r, "cannot set up the test process: %s", strerror(errno));
+		close(rec[0]);
+		close(rec[1]);
+		free(preload);
+		return;
+	}
+	snprintf(fdarg, sizeof(fdarg), "%d", rec[1]);
+	snprintf(abiarg, sizeof(abiarg), "%d", o->abi == HX_ABI_5 ? 5 : 6);
+	snprintf(roundsarg, sizeof(roundsarg), "%u", o->rounds);
+	snprintf(msarg, sizeof(msarg), "%lld", (long long)(o->timeout_s * 1000.0));
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		char *argv[] = { exe, HX_SELFTEST_CHILD_ARG, fdarg, (char *)o->runtime,
+				 (char *)o->shim, abiarg, roundsarg, msarg,
+				 o->probe_only ? "probe" : "full", NULL };
+		/* The record pipe survives exec; stderr goes to the log pipe. */
+		fcntl(rec[1], F_SETFD, 0);
+		dup2(err[1], STDERR_FILENO);
+		setenv("LD_PRELOAD", preload, 1);
+		execv(exe, argv);
+		dprintf(rec[1], "cannot-run\tcannot run %s: %s\n", exe, strerror(errno));
+		_exit(127);
+	}
+	free(preload);
+	close(rec[1]);
+	close(err[1]);
+	if (pid < 0) {
+		set_cannot_run(r, "fork: %s", strerror(errno));
+		close(rec[0]);
+		close(err[0]);
+		return;
+	}
+	r->started = true;
+	last = hx_now_ns();
+	limit = (int64_t)((o->timeout_s + (o->probe_only ? 0 : KILL_MARGIN_S)) * 1e9);
+	while (rec_open || err_open) {
+		struct pollfd pfd[2] = { { rec_open ? rec[0] : -1, POLLIN, 0 },
+					 { err_open ? err[0] : -1, POLLIN, 0 } };
+		char buf[4096];
+		int ret = poll(pfd, 2, 100);
+
+		if (ret < 0 && errno != EINTR)
+			break;
+		if (!killed && hx_now_ns() - last > limit) {
+			kill(pid, SIGKILL);
+			killed = true;
+		}
+		if (ret <= 0)
+			continue;
+		if (pfd[0].revents) {
+			n = read(rec[0], buf, sizeof(buf));
+			if (n > 0) {
+				feed(&rrd, buf, (size_t)n, on_record, &ctx);
+				last = hx_now_ns();
+			} else if (n == 0 || errno != EINTR) {
+				rec_open = false;
+			}
+		}
+		if (pfd[1].revents) {
+			n = read(err[0], buf, sizeof(buf));
+			if (n > 0)
+				feed(&erd, buf, (size_t)n, on_log, r);
+			else if (n == 0 || errno != EINTR)
+				err_open = false;
+		}
+		/* A process of the child's that keeps stderr open must not
+		 * keep us here once the child has reported everything. */
+		if (!rec_open && st.done)
+			break;
+	}
+	close(rec[0]);
+	close(err[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	r->elapsed_s = (double)(hx_now_ns() - start) / 1e9;
+
+	if (!st.done) {
+		char why[512];
+		if (killed)
+			snprintf(why, sizeof(why), "did not finish within its deadline: the test "
+				 "process sent nothing for %.0f s and was killed (a call into the "
+				 "runtime or the shim blocked, or the stream never proceeded)",
+				 (double)limit / 1e9);
+		else if (WIFSIGNALED(status))
+			snprintf(why, sizeof(why), "the test process died (signal %d, %s)",
+				 WTERMSIG(status), strsignal(WTERMSIG(status)));
+		else
+			snprintf(why, sizeof(why), "the test process ended without finishing "
+				 "(exit status %d)", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		if (st.begun[0] && r->n_checks < HX_ST_MAX_CHECKS) {
+			struct hx_st_check *c = &r->checks[r->n_checks++];
+			copy(c->name, sizeof(c->name), st.begun);
+			c->passed = false;
+			copy(c->reason, sizeof(c->reason), why);
+		} else if (!r->cannot_run[0]) {
+			set_cannot_run(r, "%s", why);
+		}
+	}
+	r->passed = st.done && !r->cannot_run[0] && r->n_checks > 0;
+	for (size_t i = 0; i < r->n_checks; i++)
+		r->passed &= r->checks[i].passed;
+}
+
+const char *hx_selftest_fact(const struct hx_selftest_report *r, const char *key)
+{
+	for (size_t i = 0; i < r->n_facts; i++)
+		if (!strcmp(r->facts[i].key, key))
+			return r->facts[i].value;
+	return NULL;
+}
+
+static int fact_int(const struct hx_selftest_report *r, const char *key, int dflt)
+{
+	const char *v = hx_selftest_fact(r, key);
+	return v && *v ? atoi(v) : dflt;
+}
+
+int hx_selftest_wait_path(const struct hx_selftest_report *r, char *text, size_t len)
+{
+	const char *path = hx_selftest_fact(r, "wait_path");
+	const char *reason = hx_selftest_fact(r, "wait_path_reason");
+
+	if (path && !strcmp(path, "stream")) {
+		snprintf(text, len, "stream: waits are asynchronous, they do not block the calling "
+			 "thread (%s)", reason && *reason ? reason : "no reason given");
+		return 0;
+	}
+	if (path && !strcmp(path, "host")) {
+		snprintf(text, len, "host: waits BLOCK the calling thread until the semaphore is "
+			 "signaled (%s)", reason && *reason ? reason : "no reason given");
+		return 1;
+	}
+	snprintf(text, len, "unknown: %s", reason && *reason ? reason :
+		 r->cannot_run[0] ? r->cannot_run : "not reported");
+	return -1;
+}
+
+void hx_selftest_attribute(const struct hx_selftest_report *r, char *text, size_t len)
+{
+	int read_here = fact_int(r, "attribute_read", -1);
+	int shim = fact_int(r, "wait_path_attribute", -2);
+
+	if (read_here < 0 && shim < 0)
+		snprintf(text, len, "hipDeviceAttributeCanUseStreamWaitValue (10013): could not be "
+			 "read");
+	else
+		snprintf(text, len, "hipDeviceAttributeCanUseStreamWaitValue (10013) = %d%s; "
+			 "reported only: it does not choose the wait path (the wait works without "
+			 "it)", read_here >= 0 ? read_here : shim,
+			 shim >= 0 && read_here >= 0 && shim != read_here ? " (the shim read a "
+			 "different value)" : "");
+}
+
+static const char *ms(double ns, char *buf, size_t len)
+{
+	snprintf(buf, len, "%.3f", ns / 1e6);
+	return buf;
+}
+
+static double ratio(double a, double b)
+{
+	return b > 0 ? a / b : 0;
+}
+
+void hx_selftest_print_text(const struct hx_selftest_report *r, FILE *f)
+{
+	static const char *const order[][2] = {
+		{ "runtime_loaded", "runtime:     " }, { "runtime_version", "version:     " },
+		{ "abi", "ABI:         " }, { "device", "HIP device:  " },
+		{ "render_node", "render node: " }, { "render_driver", "driver:      " },
+		{ "interposed", "shim:        " }, { "host_function", "signals use: " },
+	};
+	char wp[768], at[256], b[4][32];
+	size_t failed = 0;
+
+	fprintf(f, "\nSelf-test (%u rounds per check, %g s deadline per wait, %.1f s):\n",
+		r->rounds, r->timeout_s, r->elapsed_s);
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		const char *v = hx_selftest_fact(r, order[i][0]);
+		if (v)
+			fprintf(f, "  %s %s\n", order[i][1], v);
+	}
+	if (hx_selftest_fact(r, "wait_path")) {
+		hx_selftest_wait_path(r, wp, sizeof(wp));
+		hx_selftest_attribute(r, at, sizeof(at));
+		fprintf(f, "  wait path:    %s\n  attribute:    %s\n", wp, at);
+	}
+	if (r->cannot_run[0])
+		fprintf(f, "  cannot run:   %s\n", r->cannot_run);
+	for (size_t i = 0; i < r->n_checks; i++) {
+		const struct hx_st_check *c = &r->checks[i];
+		failed += !c->passed;
+		fprintf(f, "  %-6s %s: %s\n", c->passed ? "passed" : "FAILED", c->name, c->reason);
+	}
+	if (r->n_metrics)
+		fputs("Measured (ms, p50 / p99; ratio = shim / bare primitive, same run):\n", f);
+	for (size_t i = 0; i < r->n_metrics; i++) {
+		const struct hx_st_metric *m = &r->metrics[i];
+		if (!m->samples) {
+			fprintf(f, "  %-15s not measured: %s\n", m->name, m->what);
+			continue;
+		}
+		fprintf(f, "  %-15s %s / %s  vs %s / %s  ratio %.2f / %.2f  (%s; baseline: %s)\n",
+			m->name, ms(m->p50_ns, b[0], sizeof(b[0])), ms(m->p99_ns, b[1], sizeof(b[1])),
+			ms(m->base_p50_ns, b[2], sizeof(b[2])),
+			ms(m->base_p99_ns, b[3], sizeof(b[3])), ratio(m->p50_ns, m->base_p50_ns),
+			ratio(m->p99_ns, m->base_p99_ns), m->what, m->baseline);
+	}
+	if (!r->passed && r->log[0]) {
+		fputs("Log of the test process:\n", f);
+		for (const char *p = r->log; *p;) {
+			size_t n = strcspn(p, "\n");
+			fprintf(f, "  | %.*s\n", (int)n, p);
+			p += n + (p[n] ? 1 : 0);
+		}
+	}
+	if (r->passed)
+		fprintf(f, "\nSelf-test: PASSED: all %zu checks passed\n", r->n_checks);
+	else if (r->cannot_run[0])
+		fprintf(f, "\nSelf-test: FAILED: cannot run here: %s\n", r->cannot_run);
+	else {
+		fprintf(f, "\nSelf-test: FAILED: %zu of %zu checks failed:", failed, r->n_checks);
+		for (size_t i = 0; i < r->n_checks; i++)
+			if (!r->checks[i].passed)
+				fprintf(f, " %s", r->checks[i].name);
+		fputc('\n', f);
+	}
+}
+
+static void json_num_or_null(FILE *f, double v, bool have)
+{
+	if (have)
+		fprintf(f, "%.0f", v);
+	else
+		fputs("null", f);
+}
+
+void hx_selftest_print_json(const struct hx_selftest_report *r, FILE *f)
+{
+	const char *path = hx_selftest_fact(r, "wait_path");
+	char wp[768];
+	int blocks;
+
+	fprintf(f, "{\n    \"passed\": %s,\n    \"cannot_run\": ", r->passed ? "true" : "false");
+	json_str(f, r->cannot_run[0] ? r->cannot_run : NULL);
+	fprintf(f, ",\n    \"rounds\": %u,\n    \"timeout_s\": %g,\n    \"elapsed_s\": %.3f,\n",
+		r->rounds, r->timeout_s, r->elapsed_s);
+	fputs("    \"checks\": [", f);
+	for (size_t i = 0; i < r->n_checks; i++) {
+		fputs(i ? ",\n      {\"name\": " : "\n      {\"name\": ", f);
+		json_str(f, r->checks[i].name);
+		fprintf(f, ", \"passed\": %s, \"reason\": ", r->checks[i].passed ? "true" : "false");
+		json_str(f, r->checks[i].reason);
+		fputc('}', f);
+	}
+	fputs(r->n_checks ? "\n    ],\n" : "],\n", f);
+	fputs("    \"latency\": [", f);
+	for (size_t i = 0, k = 0; i < r->n_metrics; i++) {
+		const struct hx_st_metric *m = &r->metrics[i];
+		bool have = m->samples > 0;
+		fputs(k++ ? ",\n      {\"name\": " : "\n      {\"name\": ", f);
+		json_str(f, m->name);
+		fputs(", \"p50_ns\": ", f);
+		json_num_or_null(f, m->p50_ns, have);
+		fputs(", \"p99_ns\": ", f);
+		json_num_or_null(f, m->p99_ns, have);
+		fputs(", \"baseline_p50_ns\": ", f);
+		json_num_or_null(f, m->base_p50_ns, have);
+		fputs(", \"baseline_p99_ns\": ", f);
+		json_num_or_null(f, m->base_p99_ns, have);
+		if (have && m->base_p50_ns > 0 && m->base_p99_ns > 0)
+			fprintf(f, ", \"ratio_p50\": %.3f, \"ratio_p99\": %.3f",
+				ratio(m->p50_ns, m->base_p50_ns), ratio(m->p99_ns, m->base_p99_ns));
+		else
+			fputs(", \"ratio_p50\": null, \"ratio_p99\": null", f);
+		fprintf(f, ", \"samples\": %u, \"what\": ", m->samples);
+		json_str(f, have ? m->what : NULL);
+		fputs(", \"baseline\": ", f);
+		json_str(f, have ? m->baseline : NULL);
+		fputs(", \"not_measured\": ", f);
+		json_str(f, have ? NULL : m->what);
+		fputc('}', f);
+	}
+	fputs(r->n_metrics ? "\n    ],\n" : "],\n", f);
+	blocks = hx_selftest_wait_path(r, wp, sizeof(wp));
+	fputs("    \"wait_path\": {\"path\": ", f);
+	json_str(f, path ? path : "unknown");
+	fprintf(f, ", \"blocks_caller\": %s, \"attribute\": ",
+		blocks < 0 ? "null" : blocks ? "true" : "false");
+	if (fact_int(r, "attribute_read", -1) >= 0)
+		fprintf(f, "%d", fact_int(r, "attribute_read", -1));
+	else
+		fputs("null", f);
+	fputs(", \"shim_attribute\": ", f);
+	if (fact_int(r, "wait_path_attribute", -1) >= 0)
+		fprintf(f, "%d", fact_int(r, "wait_path_attribute", -1));
+	else
+		fputs("null", f);
+	fputs(", \"reason\": ", f);
+	json_str(f, hx_selftest_fact(r, "wait_path_reason"));
+	fputs(", \"message\": ", f);
+	json_str(f, wp);
+	fputs("},\n    \"facts\": {", f);
+	for (size_t i = 0; i < r->n_facts; i++) {
+		fputs(i ? ", " : "", f);
+		json_str(f, r->facts[i].key);
+		fputs(": ", f);
+		json_str(f, r->facts[i].value);
+	}
+	fputs("},\n    \"log\": ", f);
+	json_str(f, r->log);
+	fputs("\n  }", f);
+}
