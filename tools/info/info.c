@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include <xf86drm.h>
 
+#include "json.h"
 #include "elfscan.h"
 #include "hipextsem/hip_abi.h"
 #include "libsearch.h"
@@ -635,29 +636,6 @@ static const char vulkan_note[] =
 	"until the stream's prior work is done; timeline semaphores do not block there: "
 	"prefer them for HIP -> Vulkan";
 
-static void json_str(FILE *f, const char *s)
-{
-	if (!s) {
-		fputs("null", f);
-		return;
-	}
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c == '\n')
-			fputs("\\n", f);
-		else if (c == '\t')
-			fputs("\\t", f);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
 static const char *empty_null(const char *s) { return s && *s ? s : NULL; }
 static const char *tf(bool b) { return b ? "true" : "false"; }
 
@@ -676,7 +654,7 @@ static void print_wait_path_json(const struct report *r, FILE *f)
 		hx_selftest_attribute(p, at, sizeof(at));
 	}
 	fprintf(f, "{\"probed\": %s, \"path\": ", tf(p && p->started));
-	json_str(f, p ? (path ? path : "unknown") : NULL);
+	hx_json_str(f, p ? (path ? path : "unknown") : NULL);
 	fprintf(f, ", \"blocks_caller\": %s, \"attribute\": ",
 		blocks < 0 ? "null" : tf(blocks == 1));
 	if (attr && atoi(attr) >= 0)
@@ -684,11 +662,11 @@ static void print_wait_path_json(const struct report *r, FILE *f)
 	else
 		fputs("null", f);
 	fputs(", \"reason\": ", f);
-	json_str(f, p ? hx_selftest_fact(p, "wait_path_reason") : NULL);
+	hx_json_str(f, p ? hx_selftest_fact(p, "wait_path_reason") : NULL);
 	fputs(", \"message\": ", f);
-	json_str(f, p ? msg : r->probe_skipped);
+	hx_json_str(f, p ? msg : r->probe_skipped);
 	fputs(", \"attribute_message\": ", f);
-	json_str(f, p ? at : NULL);
+	hx_json_str(f, p ? at : NULL);
 	fputs("}", f);
 }
 
@@ -698,93 +676,93 @@ static void print_json(const struct report *r, FILE *f)
 	const struct shim_report *sh = &r->shim;
 
 	fputs("{\n  \"tool\": \"hipextsem-info\",\n  \"version\": ", f);
-	json_str(f, HX_INFO_VERSION);
+	hx_json_str(f, HX_INFO_VERSION);
 	fputs(",\n  \"kernel\": {\"sysname\": ", f);
-	json_str(f, r->uts.sysname);
+	hx_json_str(f, r->uts.sysname);
 	fputs(", \"release\": ", f);
-	json_str(f, r->uts.release);
+	hx_json_str(f, r->uts.release);
 	fputs(", \"machine\": ", f);
-	json_str(f, r->uts.machine);
+	hx_json_str(f, r->uts.machine);
 	fputs("},\n  \"render_nodes\": [", f);
 	for (size_t i = 0; i < r->n_nodes; i++) {
 		const struct node_report *n = &r->nodes[i];
 		fputs(i ? ",\n    {" : "\n    {", f);
 		fputs("\"path\": ", f);
-		json_str(f, n->path);
+		hx_json_str(f, n->path);
 		fputs(", \"driver\": ", f);
-		json_str(f, empty_null(n->driver));
+		hx_json_str(f, empty_null(n->driver));
 		fputs(", \"pci_bus_id\": ", f);
-		json_str(f, empty_null(n->pci_bus_id));
+		hx_json_str(f, empty_null(n->pci_bus_id));
 		fprintf(f, ", \"syncobj\": %s, \"timeline\": %s, \"eventfd\": %s, \"selected\": %s, "
 			"\"error\": ", tf(n->syncobj), tf(n->timeline), tf(n->eventfd),
 			tf(n->selected));
-		json_str(f, n->err ? strerror(n->err) : NULL);
+		hx_json_str(f, n->err ? strerror(n->err) : NULL);
 		fputc('}', f);
 	}
 	fputs(r->n_nodes ? "\n  ],\n" : "],\n", f);
 	fputs("  \"render_node_env\": ", f);
-	json_str(f, r->node_env);
+	hx_json_str(f, r->node_env);
 	fputs(",\n  \"selected_render_node\": ", f);
-	json_str(f, empty_null(r->selected));
+	hx_json_str(f, empty_null(r->selected));
 
 	fprintf(f, ",\n  \"runtime\": {\n    \"found\": %s,\n    \"path\": ", tf(rt->found));
-	json_str(f, rt->found ? rt->path : NULL);
+	hx_json_str(f, rt->found ? rt->path : NULL);
 	fputs(",\n    \"real_path\": ", f);
-	json_str(f, rt->found ? empty_null(rt->real_path) : NULL);
+	hx_json_str(f, rt->found ? empty_null(rt->real_path) : NULL);
 	fputs(",\n    \"found_via\": ", f);
-	json_str(f, rt->found ? rt->via : NULL);
+	hx_json_str(f, rt->found ? rt->via : NULL);
 	fputs(",\n    \"soname\": ", f);
-	json_str(f, empty_null(rt->soname));
+	hx_json_str(f, empty_null(rt->soname));
 	fputs(",\n    \"version\": ", f);
-	json_str(f, empty_null(rt->version));
+	hx_json_str(f, empty_null(rt->version));
 	fputs(",\n    \"abi\": ", f);
-	json_str(f, rt->found && !rt->error[0] ? hx_abi_name(rt->abi) : NULL);
+	hx_json_str(f, rt->found && !rt->error[0] ? hx_abi_name(rt->abi) : NULL);
 	fputs(",\n    \"semaphore_calls\": ", f);
-	json_str(f, rt->sem_state);
+	hx_json_str(f, rt->sem_state);
 	fputs(",\n    \"semaphore_version_node\": ", f);
-	json_str(f, empty_null(rt->sem_node));
+	hx_json_str(f, empty_null(rt->sem_node));
 	fprintf(f, ",\n    \"cpuhip\": %s,\n    \"missing_symbols\": [", tf(rt->is_cpuhip));
 	for (size_t i = 0; i < rt->n_missing; i++) {
 		fputs(i ? ", " : "", f);
-		json_str(f, rt->missing[i]);
+		hx_json_str(f, rt->missing[i]);
 	}
 	fputs("],\n    \"also_found\": [", f);
 	for (size_t i = 0; i < rt->n_also; i++) {
 		fputs(i ? ", " : "", f);
-		json_str(f, rt->also[i]);
+		hx_json_str(f, rt->also[i]);
 	}
 	fputs("],\n    \"note\": ", f);
-	json_str(f, empty_null(rt->program_note));
+	hx_json_str(f, empty_null(rt->program_note));
 	fputs(",\n    \"error\": ", f);
-	json_str(f, empty_null(rt->error));
+	hx_json_str(f, empty_null(rt->error));
 
 	fprintf(f, "\n  },\n  \"shim\": {\n    \"found\": %s,\n    \"path\": ", tf(sh->found));
-	json_str(f, sh->path);
+	hx_json_str(f, sh->path);
 	fputs(",\n    \"found_via\": ", f);
-	json_str(f, sh->via);
+	hx_json_str(f, sh->via);
 	fputs(",\n    \"exports\": [", f);
 	for (size_t i = 0; i < sh->n_exports; i++) {
 		const struct shim_export *e = &sh->exports[i];
 		fputs(i ? ",\n      {\"name\": " : "\n      {\"name\": ", f);
-		json_str(f, e->name);
+		hx_json_str(f, e->name);
 		fputs(", \"node\": ", f);
-		json_str(f, empty_null(e->node));
+		hx_json_str(f, empty_null(e->node));
 		fprintf(f, ", \"runtime_defines\": %s, \"runtime_node\": ", tf(e->rt_defines));
-		json_str(f, empty_null(e->rt_node));
+		hx_json_str(f, empty_null(e->rt_node));
 		fprintf(f, ", \"binds\": %s}", tf(e->binds));
 	}
 	fputs(sh->n_exports ? "\n    ],\n    \"not_interposed\": " : "],\n    \"not_interposed\": ", f);
-	json_str(f, empty_null(sh->partial));
+	hx_json_str(f, empty_null(sh->partial));
 	fprintf(f, ",\n    \"interposes\": %s,\n    \"reason\": ", tf(sh->interposes));
-	json_str(f, empty_null(sh->reason));
+	hx_json_str(f, empty_null(sh->reason));
 	fputs(",\n    \"error\": ", f);
-	json_str(f, empty_null(sh->error));
+	hx_json_str(f, empty_null(sh->error));
 	fputs("\n  },\n  \"vulkan_note\": ", f);
-	json_str(f, vulkan_note);
+	hx_json_str(f, vulkan_note);
 	fputs(",\n  \"wait_path\": ", f);
 	print_wait_path_json(r, f);
 	fprintf(f, ",\n  \"verdict\": {\"ok\": %s, \"message\": ", tf(r->ok));
-	json_str(f, r->verdict);
+	hx_json_str(f, r->verdict);
 	fputc('}', f);
 	if (r->selftest) {
 		fputs(",\n  \"selftest\": ", f);

@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "json.h"
 #include "selftest.h"
 #include "sync.h"
 
@@ -37,27 +38,6 @@ struct reader {
 	char buf[8192];
 	size_t len;
 };
-
-static void json_str(FILE *f, const char *s)
-{
-	if (!s) {
-		fputs("null", f);
-		return;
-	}
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c == '\n')
-			fputs("\\n", f);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
 
 static void copy(char *dst, size_t len, const char *src)
 {
@@ -475,15 +455,15 @@ void hx_selftest_print_json(const struct hx_selftest_report *r, FILE *f)
 	int blocks;
 
 	fprintf(f, "{\n    \"passed\": %s,\n    \"cannot_run\": ", r->passed ? "true" : "false");
-	json_str(f, r->cannot_run[0] ? r->cannot_run : NULL);
+	hx_json_str(f, r->cannot_run[0] ? r->cannot_run : NULL);
 	fprintf(f, ",\n    \"rounds\": %u,\n    \"timeout_s\": %g,\n    \"elapsed_s\": %.3f,\n",
 		r->rounds, r->timeout_s, r->elapsed_s);
 	fputs("    \"checks\": [", f);
 	for (size_t i = 0; i < r->n_checks; i++) {
 		fputs(i ? ",\n      {\"name\": " : "\n      {\"name\": ", f);
-		json_str(f, r->checks[i].name);
+		hx_json_str(f, r->checks[i].name);
 		fprintf(f, ", \"passed\": %s, \"reason\": ", r->checks[i].passed ? "true" : "false");
-		json_str(f, r->checks[i].reason);
+		hx_json_str(f, r->checks[i].reason);
 		fputc('}', f);
 	}
 	fputs(r->n_checks ? "\n    ],\n" : "],\n", f);
@@ -492,7 +472,7 @@ void hx_selftest_print_json(const struct hx_selftest_report *r, FILE *f)
 		const struct hx_st_metric *m = &r->metrics[i];
 		bool have = m->samples > 0;
 		fputs(k++ ? ",\n      {\"name\": " : "\n      {\"name\": ", f);
-		json_str(f, m->name);
+		hx_json_str(f, m->name);
 		fputs(", \"p50_ns\": ", f);
 		json_num_or_null(f, m->p50_ns, have);
 		fputs(", \"p99_ns\": ", f);
@@ -507,17 +487,17 @@ void hx_selftest_print_json(const struct hx_selftest_report *r, FILE *f)
 		else
 			fputs(", \"ratio_p50\": null, \"ratio_p99\": null", f);
 		fprintf(f, ", \"samples\": %u, \"what\": ", m->samples);
-		json_str(f, have ? m->what : NULL);
+		hx_json_str(f, have ? m->what : NULL);
 		fputs(", \"baseline\": ", f);
-		json_str(f, have ? m->baseline : NULL);
+		hx_json_str(f, have ? m->baseline : NULL);
 		fputs(", \"not_measured\": ", f);
-		json_str(f, have ? NULL : m->what);
+		hx_json_str(f, have ? NULL : m->what);
 		fputc('}', f);
 	}
 	fputs(r->n_metrics ? "\n    ],\n" : "],\n", f);
 	blocks = hx_selftest_wait_path(r, wp, sizeof(wp));
 	fputs("    \"wait_path\": {\"path\": ", f);
-	json_str(f, path ? path : "unknown");
+	hx_json_str(f, path ? path : "unknown");
 	fprintf(f, ", \"blocks_caller\": %s, \"attribute\": ",
 		blocks < 0 ? "null" : blocks ? "true" : "false");
 	if (fact_int(r, "attribute_read", -1) >= 0)
@@ -530,17 +510,17 @@ void hx_selftest_print_json(const struct hx_selftest_report *r, FILE *f)
 	else
 		fputs("null", f);
 	fputs(", \"reason\": ", f);
-	json_str(f, hx_selftest_fact(r, "wait_path_reason"));
+	hx_json_str(f, hx_selftest_fact(r, "wait_path_reason"));
 	fputs(", \"message\": ", f);
-	json_str(f, wp);
+	hx_json_str(f, wp);
 	fputs("},\n    \"facts\": {", f);
 	for (size_t i = 0; i < r->n_facts; i++) {
 		fputs(i ? ", " : "", f);
-		json_str(f, r->facts[i].key);
+		hx_json_str(f, r->facts[i].key);
 		fputs(": ", f);
-		json_str(f, r->facts[i].value);
+		hx_json_str(f, r->facts[i].value);
 	}
 	fputs("},\n    \"log\": ", f);
-	json_str(f, r->log);
+	hx_json_str(f, r->log);
 	fputs("\n  }", f);
 }

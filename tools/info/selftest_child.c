@@ -871,6 +871,26 @@ static void settle(void)
 	nanosleep(&ts, NULL);
 }
 
+/* The bare primitive of both latencies: a host write opens the gate the
+ * stream is parked at (hipStreamWaitValue64) and the stream writes the
+ * next marker (hipStreamWriteValue64); the time until the host sees it.
+ * False if the marker never came. */
+static bool gate_round_ns(int64_t *out)
+{
+	uint64_t g = ++C.gate, m = ++C.marker;
+	int64_t t0;
+
+	put_gate(g);
+	put_marker(m);
+	settle();
+	t0 = hx_now_ns();
+	open_gate(g);
+	if (!marker_reaches(m))
+		return false;
+	*out = hx_now_ns() - t0;
+	return true;
+}
+
 static void not_measured(const char *name, const char *why)
 {
 	record("not-measured", 2, name, why);
@@ -896,7 +916,7 @@ static void measure(void)
 	 * parked at. */
 	for (unsigned k = 0; k < n; k++) {
 		round_start(C.timeout_ns * 4);
-		uint64_t g = ++C.gate, v = ++C.tl_next, m;
+		uint64_t g = ++C.gate, v = ++C.tl_next;
 		int64_t t0;
 
 		put_gate(g);
@@ -907,17 +927,8 @@ static void measure(void)
 		if (hx_sync_wait_one(&C.dev, C.tl, v, C.deadline))
 			goto late;
 		a[k] = hx_now_ns() - t0;
-
-		g = ++C.gate;
-		m = ++C.marker;
-		put_gate(g);
-		put_marker(m);
-		settle();
-		t0 = hx_now_ns();
-		open_gate(g);
-		if (!marker_reaches(m))
+		if (!gate_round_ns(&b[k]))
 			goto late;
-		b[k] = hx_now_ns() - t0;
 	}
 	metric("signal_latency", a, b, n,
 	       "stream reaches hipSignalExternalSemaphoresAsync -> syncobj signaled",
@@ -928,7 +939,7 @@ static void measure(void)
 	if (!C.waits_block) {
 		for (unsigned k = 0; k < n; k++) {
 			round_start(C.timeout_ns * 4);
-			uint64_t v = ++C.tl_next, m = ++C.marker, g;
+			uint64_t v = ++C.tl_next, m = ++C.marker;
 			int64_t t0;
 
 			sem_wait(&C.etl, &v, 1);
@@ -939,17 +950,8 @@ static void measure(void)
 			if (!marker_reaches(m))
 				goto late;
 			a[k] = hx_now_ns() - t0;
-
-			g = ++C.gate;
-			m = ++C.marker;
-			put_gate(g);
-			put_marker(m);
-			settle();
-			t0 = hx_now_ns();
-			open_gate(g);
-			if (!marker_reaches(m))
+			if (!gate_round_ns(&b[k]))
 				goto late;
-			b[k] = hx_now_ns() - t0;
 		}
 		metric("wait_latency", a, b, n,
 		       "syncobj signaled -> the stream proceeds past hipWaitExternalSemaphoresAsync",
