@@ -152,10 +152,14 @@ static void resolve(void)
 	}
 
 	/* The soname is authoritative for the layout (the break came with the
-	 * soname bump to .so.6); the version number confirms it and covers a
-	 * runtime loaded through an unversioned file name. */
+	 * soname bump to .so.6).  hipRuntimeGetVersion is asked only when the
+	 * file name cannot tell: it initialises the runtime, and with no
+	 * device some releases answer that first initialisation differently
+	 * (5.7.1: 101 to the first call, 100 afterwards), an answer that
+	 * belongs to the application's first call, not to ours. */
 	by_path = abi_from_path(hx_rt.path);
-	if (hx_rt.RuntimeGetVersion && hx_rt.RuntimeGetVersion(&hx_rt.version) == hipSuccess)
+	if (by_path == HX_ABI_UNKNOWN && hx_rt.RuntimeGetVersion &&
+	    hx_rt.RuntimeGetVersion(&hx_rt.version) == hipSuccess)
 		by_version = hx_rt.version >= 60000000 ? HX_ABI_6 : HX_ABI_5;
 	hx_rt.abi = by_path != HX_ABI_UNKNOWN ? by_path : by_version;
 	if (by_path != HX_ABI_UNKNOWN && by_version != HX_ABI_UNKNOWN && by_path != by_version)
@@ -187,8 +191,7 @@ static void resolve(void)
 		hx_rt.ok = false;
 		return;
 	}
-	hx_info("runtime %s, version %d, %s ABI", hx_rt.path, hx_rt.version,
-		hx_abi_name(hx_rt.abi));
+	hx_info("runtime %s, %s ABI", hx_rt.path, hx_abi_name(hx_rt.abi));
 }
 
 bool hx_runtime_init(void)
@@ -203,30 +206,48 @@ void hx_runtime_reset_after_fork(void)
 	 * the child: the table stays valid. */
 }
 
-bool hx_runtime_usable(void)
-{
-	/* 0 unknown, 1 usable, 2 not usable.  Whether a device exists does not
-	 * change during the life of a process. */
-	static atomic_int state;
-	int dev, st = atomic_load_explicit(&state, memory_order_acquire);
-	hipError_t err;
+static pthread_once_t usable_once = PTHREAD_ONCE_INIT;
+static bool usable;
+/* The runtime's answer to the call that initialised it, when that call
+ * was our probe and the answer differs from later ones; owed to the
+ * application call that triggered the probe (hx_runtime_take_first_answer). */
+static atomic_int first_answer;
 
-	if (st)
-		return st == 1;
+static void probe_device(void)
+{
+	hipError_t err, again;
+	int dev;
+
 	if (!hx_runtime_init())
-		return false;
+		return;
 	err = hx_rt.GetDevice(&dev);
 	if (err == hipSuccess) {
-		atomic_store_explicit(&state, 1, memory_order_release);
-		return true;
+		usable = true;
+		if (hx_rt.RuntimeGetVersion && !hx_rt.version)
+			hx_rt.RuntimeGetVersion(&hx_rt.version);
+		hx_info("runtime %s: version %d, device %d", hx_rt.path, hx_rt.version, dev);
+		return;
 	}
-	if (err == hipErrorNoDevice || err == hipErrorInvalidDevice ||
-	    err == hipErrorNotInitialized || err == 35 /* InsufficientDriver */) {
-		hx_warn("the HIP runtime has no usable device (hipGetDevice: error %d); external "
-			"semaphore calls go to the runtime unchanged", (int)err);
-		atomic_store_explicit(&state, 2, memory_order_release);
-	}
-	return false;
+	/* Whether this probe was the call that initialised the runtime shows
+	 * in a second answer that differs from the first. */
+	again = hx_rt.GetDevice(&dev);
+	if (again != err)
+		atomic_store_explicit(&first_answer, (int)err, memory_order_release);
+	hx_warn("the HIP runtime has no usable device (hipGetDevice: error %d); external "
+		"semaphore calls go to the runtime unchanged", (int)err);
+}
+
+bool hx_runtime_usable(void)
+{
+	/* Whether a device exists does not change during the life of a
+	 * process: asked once. */
+	pthread_once(&usable_once, probe_device);
+	return usable;
+}
+
+hipError_t hx_runtime_take_first_answer(void)
+{
+	return (hipError_t)atomic_exchange_explicit(&first_answer, 0, memory_order_acq_rel);
 }
 
 int hx_runtime_capture_status(hipStream_t stream)

@@ -84,6 +84,12 @@ void hx_runtime_reset_after_fork(void);
  * not (no GPU, no driver), the shim hands every call to the runtime's own
  * implementation so the application sees the runtime's own answers. */
 bool hx_runtime_usable(void);
+/* When the runtime is not usable: the answer it gave the shim's probe if
+ * that probe was the call that initialised it and later calls get another
+ * one (hipSuccess otherwise, and after the first take).  The application
+ * call that triggered the probe returns it instead of a second answer, so
+ * that the shim never changes which call sees initialisation. */
+hipError_t hx_runtime_take_first_answer(void);
 
 /* The stream's capture status (hipStreamCaptureStatus: 0 none, 1 active,
  * 2 invalidated); 0 for the null stream, or when the runtime cannot say. */

@@ -506,6 +506,9 @@ static void at_exit(void)
 #define FORWARD_IF_UNUSABLE(fn, ...)                                                        \
 	do {                                                                                \
 		if (!hx_runtime_usable()) {                                                 \
+			hipError_t first_ = hx_runtime_take_first_answer();                 \
+			if (first_ != hipSuccess)                                           \
+				return first_;                                              \
 			if (!hx_rt.fn) {                                                    \
 				hx_err("the HIP runtime is unusable and lacks hip" #fn);    \
 				return hipErrorNotSupported;                                \
