@@ -10,6 +10,9 @@ Runs hipextsem-info (INFO) and checks its report.  Cases:
   program     ARGS[0] is a program linked against cpuhip abi5: --program
               finds the runtime through its RUNPATH
   llp         LD_LIBRARY_PATH (HX_TEST_LLP, set by the test) is honoured
+  by-soname   ARGS are the cpuhip abi6 and abi5 folders, put in LD_LIBRARY_PATH:
+              each soname is reported where the loader would find it (the
+              .so.5 one in abi5, not the system's), the newest on top
   noshim      HIPEXTSEM_LIBRARY points at a missing file
   cli         --help, --version, bad usage
 Exit 77 skips (host case on a machine that has render nodes).
@@ -130,6 +133,20 @@ def main():
         rt = d['runtime']
         check(rt['found_via'] == 'LD_LIBRARY_PATH', f'found via {rt["found_via"]}')
         check(rt['soname'] == 'libamdhip64.so.6' and rt['abi'] == '6.x', f'runtime {rt}')
+    elif case == 'by-soname':
+        env = dict(os.environ, LD_LIBRARY_PATH=':'.join(args[:2]))
+        d = report(info, env=env)
+        rt = d['runtime']
+        by = {e['soname']: e for e in rt['by_soname']}
+        check(rt['soname'] == 'libamdhip64.so.6', f'newest runtime on top: {rt["soname"]}')
+        for soname, folder in (('libamdhip64.so.6', args[0]), ('libamdhip64.so.5', args[1])):
+            e = by.get(soname)
+            check(e and e['via'] == 'LD_LIBRARY_PATH' and
+                  os.path.dirname(os.path.abspath(e['path'])) == os.path.abspath(folder),
+                  f'{soname} resolves to {e}, expected {folder} via LD_LIBRARY_PATH')
+        check(by.get('libamdhip64.so.7', {}).get('path') is None, 'no .so.7 here')
+        text = run(info, env=env)[1]
+        check('by soname:' in text and args[1] in text, 'text report lists each soname')
     elif case == 'noshim':
         env = dict(os.environ, HIPEXTSEM_LIBRARY='/no/such/dir/libextsem.so')
         d = report(info, '--runtime', args[0], env=env, want_rc=1)

@@ -86,6 +86,15 @@ struct runtime_report {
 	char also[MAX_ALSO][PATH_MAX];
 	size_t n_also;
 	char program_note[PATH_MAX + 256];
+	/* Without --program/--runtime: where each soname resolves, as the
+	 * loader would resolve it for an application that names it. */
+	struct {
+		const char *soname;
+		bool found;
+		char path[PATH_MAX];
+		const char *via;
+	} by_soname[4];
+	size_t n_by_soname;
 };
 
 struct shim_export {
@@ -354,7 +363,18 @@ static bool find_runtime(struct runtime_report *rt, const char *forced, const ch
 
 	for (size_t i = 0; i < N_SONAMES; i++) {
 		const char *soname = wanted ? wanted : runtime_sonames[i];
-		if (lib_search(soname, pctx, &hit)) {
+		bool hit_ok = lib_search(soname, pctx, &hit);
+
+		if (!wanted && rt->n_by_soname < sizeof(rt->by_soname) / sizeof(rt->by_soname[0])) {
+			size_t k = rt->n_by_soname++;
+			rt->by_soname[k].soname = soname;
+			rt->by_soname[k].found = hit_ok;
+			if (hit_ok) {
+				snprintf(rt->by_soname[k].path, PATH_MAX, "%s", hit.path);
+				rt->by_soname[k].via = hit.via;
+			}
+		}
+		if (hit_ok) {
 			if (!rt->found) {
 				rt->found = true;
 				snprintf(rt->path, sizeof(rt->path), "%s", hit.path);
@@ -731,6 +751,17 @@ static void print_json(const struct report *r, FILE *f)
 		fputs(i ? ", " : "", f);
 		hx_json_str(f, rt->also[i]);
 	}
+	fputs("],\n    \"by_soname\": [", f);
+	for (size_t i = 0; i < rt->n_by_soname; i++) {
+		fputs(i ? ", " : "", f);
+		fputs("{\"soname\": ", f);
+		hx_json_str(f, rt->by_soname[i].soname);
+		fputs(", \"path\": ", f);
+		hx_json_str(f, rt->by_soname[i].found ? rt->by_soname[i].path : NULL);
+		fputs(", \"via\": ", f);
+		hx_json_str(f, rt->by_soname[i].found ? rt->by_soname[i].via : NULL);
+		fputc('}', f);
+	}
 	fputs("],\n    \"note\": ", f);
 	hx_json_str(f, empty_null(rt->program_note));
 	fputs(",\n    \"error\": ", f);
@@ -831,6 +862,20 @@ static void print_text(const struct report *r, FILE *f)
 		for (size_t i = 0; i < rt->n_also; i++)
 			fprintf(f, "  also found:   %s (used by applications linked against it)\n",
 				rt->also[i]);
+	}
+	if (rt->n_by_soname) {
+		/* The shim sees whichever runtime the application loads: one
+		 * linked against .so.5 gets the .so.5 line, whatever is newer. */
+		fputs("  by soname:    what an application naming each soname loads here "
+		      "(the shim sees that one; above: the newest; --program PROG for one "
+		      "application)\n", f);
+		for (size_t i = 0; i < rt->n_by_soname; i++) {
+			if (rt->by_soname[i].found)
+				fprintf(f, "    %-18s -> %s (via %s)\n", rt->by_soname[i].soname,
+					rt->by_soname[i].path, rt->by_soname[i].via);
+			else
+				fprintf(f, "    %-18s -> not found\n", rt->by_soname[i].soname);
+		}
 	}
 	if (rt->program_note[0])
 		fprintf(f, "  note:         %s\n", rt->program_note);
