@@ -187,7 +187,13 @@ HX_EXPORT hipError_t hipGetProcAddress(const char *symbol, void **pfn, int hipVe
 HX_EXPORT hipError_t hipGetDriverEntryPoint(const char *symbol, void **funcPtr,
 					    unsigned long long flags, int *driverStatus)
 {
-	return hx_intercept_get_driver_entry_point(symbol, funcPtr, flags, driverStatus);
+	return hx_intercept_get_driver_entry_point(symbol, funcPtr, flags, driverStatus, false);
+}
+
+HX_EXPORT hipError_t hipGetDriverEntryPoint_spt(const char *symbol, void **funcPtr,
+						unsigned long long flags, int *driverStatus)
+{
+	return hx_intercept_get_driver_entry_point(symbol, funcPtr, flags, driverStatus, true);
 }
 
 /* Introspection for the project's own tests and tools; not a HIP API. */
@@ -228,6 +234,7 @@ HX_SELF(hipGraphExecNodeSetParams);
 HX_SELF(hipGetDevicePropertiesR0600);
 HX_SELF(hipGetProcAddress);
 HX_SELF(hipGetDriverEntryPoint);
+HX_SELF(hipGetDriverEntryPoint_spt);
 
 #define EXP(f, node) { #f, node, (void *)&hx_self_##f }
 const struct hx_export hx_exports[] = {
@@ -256,5 +263,6 @@ const struct hx_export hx_exports[] = {
 	EXP(hipGetDevicePropertiesR0600, "hip_6.0"),
 	EXP(hipGetProcAddress, "hip_6.1"),
 	EXP(hipGetDriverEntryPoint, "hip_7.1"),
+	EXP(hipGetDriverEntryPoint_spt, "hip_7.1"),
 	{ NULL, NULL, NULL },
 };

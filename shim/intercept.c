@@ -124,17 +124,23 @@ hipError_t hx_intercept_get_proc_address(const char *symbol, void **pfn, int hip
 	return err;
 }
 
+/* hipGetDriverEntryPoint and its per-thread-stream twin (HIP 7.1+; the
+ * _spt one hands out the same functions, so it is a way around the shim
+ * too).  `spt` picks which of the runtime's two answers first. */
 hipError_t hx_intercept_get_driver_entry_point(const char *symbol, void **pfn,
-					       unsigned long long flags, int *status)
+					       unsigned long long flags, int *status, bool spt)
 {
+	const char *name = spt ? "hipGetDriverEntryPoint_spt" : "hipGetDriverEntryPoint";
+	hx_get_driver_entry_point_fn *real = NULL;
 	hipError_t err;
 
-	if (!hx_runtime_init() || !hx_rt.GetDriverEntryPoint) {
-		hx_err("hipGetDriverEntryPoint: the HIP runtime has no hipGetDriverEntryPoint "
-		       "(HIP 7.1+)");
+	if (hx_runtime_init())
+		real = spt ? hx_rt.GetDriverEntryPoint_spt : hx_rt.GetDriverEntryPoint;
+	if (!real) {
+		hx_err("%s: the HIP runtime has no %s (HIP 7.1+)", name, name);
 		return hipErrorNotSupported;
 	}
-	err = hx_rt.GetDriverEntryPoint(symbol, pfn, flags, status);
+	err = real(symbol, pfn, flags, status);
 	if (err == hipSuccess && pfn && symbol)
 		swap_pointer(symbol, pfn);
 	return err;

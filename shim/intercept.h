@@ -9,6 +9,7 @@
 #ifndef HIPEXTSEM_INTERCEPT_H
 #define HIPEXTSEM_INTERCEPT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "hipextsem/hip_api.h"
@@ -32,7 +33,7 @@ void *hx_intercept_replacement(const void *runtime_fn);
 hipError_t hx_intercept_get_proc_address(const char *symbol, void **pfn, int hipVersion,
 					 uint64_t flags, hipDriverProcAddressQueryResult *status);
 hipError_t hx_intercept_get_driver_entry_point(const char *symbol, void **pfn,
-					       unsigned long long flags, int *status);
+					       unsigned long long flags, int *status, bool spt);
 hipError_t hx_intercept_device_props_r0600(void *prop, int device);
 
 /* Stream capture of a signal; falls through to hx_op_signal otherwise. */

@@ -45,6 +45,7 @@ static const struct sym_entry runtime_syms[] = {
 	SYM(DestroyExternalSemaphore, false),
 	SYM(GetProcAddress, false),
 	SYM(GetDriverEntryPoint, false),
+	SYM(GetDriverEntryPoint_spt, false),
 	SYM(GetDevicePropertiesR0600, false),
 	SYM(GraphAddExternalSemaphoresSignalNode, false),
 	SYM(GraphAddExternalSemaphoresWaitNode, false),

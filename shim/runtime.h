@@ -36,6 +36,7 @@ struct hx_runtime {
 	/* optional: the other paths to the semaphore calls (intercept.c) */
 	__typeof__(hipGetProcAddress) *GetProcAddress;
 	hx_get_driver_entry_point_fn *GetDriverEntryPoint;
+	hx_get_driver_entry_point_fn *GetDriverEntryPoint_spt;
 	hx_get_device_props_r0600_fn *GetDevicePropertiesR0600;
 	hx_graph_add_ext_sem_node_fn *GraphAddExternalSemaphoresSignalNode;
 	hx_graph_add_ext_sem_node_fn *GraphAddExternalSemaphoresWaitNode;

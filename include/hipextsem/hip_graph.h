@@ -195,6 +195,8 @@ hipError_t hipGraphExecNodeSetParams(hipGraphExec_t graphExec, hipGraphNode_t no
 				     struct hx_graph_node_params *nodeParams);
 hipError_t hipGetDriverEntryPoint(const char *symbol, void **funcPtr, unsigned long long flags,
 				  int *driverStatus);
+hipError_t hipGetDriverEntryPoint_spt(const char *symbol, void **funcPtr, unsigned long long flags,
+				  int *driverStatus);
 
 #ifdef __cplusplus
 }

@@ -8,10 +8,11 @@
  *                             with and without the shim); its first call is
  *                             a semaphore call, so that the run also shows
  *                             which call sees the runtime's initialisation
- *   rt-app SONAME procaddr    the four semaphore calls as handed out by
- *                             dlsym on the handle, hipGetProcAddress and
- *                             hipGetDriverEntryPoint(_spt): each must be
- *                             the shim's (exit 1 otherwise)
+ *   rt-app SONAME procaddr    hipGetProcAddress and hipGetDriverEntryPoint(_spt)
+ *                             as dlsym on the handle hands them out, and
+ *                             the four semaphore calls as dlsym and those
+ *                             hand them out: each must be the shim's (exit
+ *                             1 otherwise)
  *
  * No HIP header: the few types are spelled out (their layout does not
  * matter for the calls made here, which pass NULL or scalars).
@@ -110,6 +111,18 @@ static int procaddr(void)
 	fn_entry gdes = (fn_entry)sym("hipGetDriverEntryPoint_spt");
 	int bad = 0;
 
+	/* The entry points that hand out functions are the shim's too
+	 * (where the runtime has them): otherwise they are a way around it. */
+	static const char *const getters[] = {
+		"hipGetProcAddress", "hipGetDriverEntryPoint", "hipGetDriverEntryPoint_spt",
+	};
+	for (size_t i = 0; i < sizeof(getters) / sizeof(getters[0]); i++) {
+		void *p = sym(getters[i]), *want = shim_fn(getters[i]);
+		if (!p)
+			continue;
+		printf("dlsym %s: %s\n", getters[i], p == want ? "shim" : "RUNTIME");
+		bad |= p != want;
+	}
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		void *want = shim_fn(names[i]), *p;
 		int st = -1, r;
