@@ -233,16 +233,20 @@ static void cond_init_mono(pthread_cond_t *c)
 	pthread_condattr_destroy(&a);
 }
 
+/* The last error, as HIP_RETURN records it (hipamd/src/hip_internal.hpp).
+ * clr through rocm-6.2.2 (and its 2024 tree) stores every result, success
+ * included; the rocm-systems tree of the 7.x releases
+ * (HIP_UPDATE_ERROR_STATE) keeps the last failure other than
+ * hipErrorNotReady until hipGetLastError, like CUDA.  Default: the former;
+ * CPUHIP_LAST_ERROR=failures plays the latter. */
+static bool last_error_failures_only;
+
 static hipError_t ret(hipError_t e)
 {
-	/* 5.x records every result (success clears it); 6.x keeps the last
-	 * failure until hipGetLastError, like CUDA. */
-#if CPUHIP_ABI == 5
-	tls_last_error = e;
-#else
-	if (e != hipSuccess)
+	if (!last_error_failures_only)
 		tls_last_error = e;
-#endif
+	else if (e != hipSuccess && e != hipErrorNotReady)
+		tls_last_error = e;
 	return e;
 }
 
@@ -357,6 +361,8 @@ static void global_init(void)
 	 * barrier-value packet, which needs signal memory. */
 	e = getenv("GPU_STREAMOPS_CP_WAIT");
 	g.cp_wait = e && (strcmp(e, "1") == 0 || strcmp(e, "true") == 0);
+	e = getenv("CPUHIP_LAST_ERROR");
+	last_error_failures_only = e && strcmp(e, "failures") == 0;
 	e = getenv("CPUHIP_STREAM_WAIT");
 	g.wait_refused = e && strcmp(e, "refuse") == 0;
 	parse_pci();

@@ -756,6 +756,15 @@ static void t_last_error(void)
 	CHECK_ERR(hipGetLastError(), hipErrorInvalidDevice);
 	OK(hipGetLastError());
 	OK(hipPeekAtLastError());
+	/* A success after a failure: clears it (clr HIP_RETURN up to 6.2), or
+	 * leaves it (CPUHIP_LAST_ERROR=failures, the 7.x tree); a NotReady is
+	 * never kept in the second mode. */
+	const char *mode = getenv("CPUHIP_LAST_ERROR");
+	int failures_only = mode && strcmp(mode, "failures") == 0;
+	CHECK_ERR(hipSetDevice(7), hipErrorInvalidDevice);
+	OK(hipSetDevice(0));
+	CHECK_ERR(hipPeekAtLastError(), failures_only ? hipErrorInvalidDevice : hipSuccess);
+	(void)hipGetLastError();
 	/* thread-local */
 	CHECK_ERR(hipEventQuery((hipEvent_t)(uintptr_t)0x1230), hipErrorInvalidHandle);
 	pthread_t t;
