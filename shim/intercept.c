@@ -178,7 +178,9 @@ hipError_t hx_intercept_device_props_r0600(void *prop, int device)
  * exec using it is gone (see README).  About 64 bytes + 160 per semaphore. */
 struct gsig {
 	struct gsig *next;
-	hipGraphNode_t node; /* NULL for captured signals and exec copies */
+	hipGraphNode_t node; /* NULL for captured signals, exec copies and nodes of
+			      * a destroyed graph */
+	hipGraph_t graph;    /* the graph `node` belongs to */
 	unsigned n;
 	hipExternalSemaphore_t *handles;
 	uint64_t *values;
@@ -312,6 +314,7 @@ hipError_t hx_graph_add_signal_node(hipGraphNode_t *node, hipGraph_t graph,
 	}
 	pthread_mutex_lock(&gsig_lock);
 	s->node = *node;
+	s->graph = graph;
 	pthread_mutex_unlock(&gsig_lock);
 	hx_dbg("%s: %u semaphore(s) as host node %p", what, p->numExtSems, (void *)*node);
 	return hipSuccess;
@@ -768,6 +771,14 @@ hipError_t hx_graph_destroy(hipGraph_t graph)
 	err = hx_rt.GraphDestroy(graph);
 	if (err || !graph)
 		return err;
+	/* The signal nodes' data stays (execs may still run it), but no
+	 * longer answers for the nodes: their calls go to the runtime, which
+	 * refuses a node of a destroyed graph, as for wait nodes. */
+	pthread_mutex_lock(&gsig_lock);
+	for (struct gsig *s = gsigs; s; s = s->next)
+		if (s->graph == graph)
+			s->node = NULL, s->graph = NULL;
+	pthread_mutex_unlock(&gsig_lock);
 	pthread_mutex_lock(&gw_lock);
 	for (struct gwait *w = gwaits, *next; w; w = next) {
 		next = w->next;
@@ -830,8 +841,10 @@ hipError_t hx_graph_signal_set(hipGraphNode_t node, const struct hx_ext_sem_node
 		return err;
 	/* Existing execs keep the old copy, as CUDA says they must. */
 	pthread_mutex_lock(&gsig_lock);
-	old->node = NULL;
 	s->node = node;
+	s->graph = old->graph;
+	old->node = NULL;
+	old->graph = NULL;
 	pthread_mutex_unlock(&gsig_lock);
 	return hipSuccess;
 }

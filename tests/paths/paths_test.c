@@ -279,6 +279,9 @@ static void case_graph_params(void)
 	HIPCHECK(hipGraphExecDestroy(x));
 	HIPCHECK(hipGraphExecDestroy(x2));
 	HIPCHECK(hipGraphDestroy(g));
+	/* A node of a destroyed graph is refused, as the runtime refuses it. */
+	CHECK(hipGraphExternalSemaphoresSignalNodeGetParams(s, &got) == hipErrorInvalidValue,
+	      "GetParams on a node of a destroyed graph did not answer hipErrorInvalidValue");
 	HIPCHECK(hipStreamDestroy(st));
 }
 
