@@ -4,7 +4,8 @@
  * functions directly: hipGetProcAddress / hipGetDriverEntryPoint, dlsym on
  * a libamdhip64 handle, graph nodes and stream capture, and the device
  * property that apps gate on.  Called by entry.c; the logic lives in
- * intercept.c (procs, properties, graphs) and dlsym.c (dlsym/dlvsym).
+ * procaddr.c (procs, properties), graph.c, graph_signal.c and graph_wait.c
+ * (graphs, capture) and dlsym.c (dlsym/dlvsym).
  */
 #ifndef HIPEXTSEM_INTERCEPT_H
 #define HIPEXTSEM_INTERCEPT_H
@@ -57,7 +58,7 @@ hipError_t hx_graph_exec_wait_set(hipGraphExec_t exec, hipGraphNode_t node,
 hipError_t hx_graph_node_set_params(hipGraphNode_t node, struct hx_graph_node_params *p);
 hipError_t hx_graph_exec_node_set_params(hipGraphExec_t exec, hipGraphNode_t node,
 					 struct hx_graph_node_params *p);
-/* Graph wait nodes: instantiation, launch and destruction (intercept.c). */
+/* Graph wait nodes: instantiation, launch and destruction (graph_wait.c). */
 hipError_t hx_graph_instantiate(hipGraphExec_t *exec, hipGraph_t graph, hipGraphNode_t *errNode,
 				char *log, size_t logSize);
 hipError_t hx_graph_instantiate_with_flags(hipGraphExec_t *exec, hipGraph_t graph,

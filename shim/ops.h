@@ -44,14 +44,14 @@ int hx_op_wait_path(int *attr, char *why, size_t len);
 /* Exported (HIPEXTSEM_0.1) as the same, for hipextsem-info. */
 int hipextsemGetWaitPath(int *attr, char *why, size_t len);
 
-/* Graph nodes and stream capture (intercept.c). */
+/* Graph nodes and stream capture (graph_signal.c). */
 hipError_t hx_op_signal_validate(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
 				 const char *what);
 void hx_op_signal_handles(const hipExternalSemaphore_t *hs, const uint64_t *values, unsigned n);
 /* Capability report: can timeline syncobjs be imported?  `why` on false. */
 bool hx_op_timeline_supported(char *why, size_t n);
 
-/* Graph wait nodes (intercept.c): validates like hx_op_wait, no stream. */
+/* Graph wait nodes (graph_wait.c): validates like hx_op_wait, no stream. */
 hipError_t hx_op_wait_validate(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
 			       const char *what);
 

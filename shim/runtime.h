@@ -33,7 +33,7 @@ struct hx_runtime {
 	__typeof__(hipSignalExternalSemaphoresAsync) *SignalExternalSemaphoresAsync;
 	__typeof__(hipWaitExternalSemaphoresAsync) *WaitExternalSemaphoresAsync;
 	__typeof__(hipDestroyExternalSemaphore) *DestroyExternalSemaphore;
-	/* optional: the other paths to the semaphore calls (intercept.c) */
+	/* optional: the other paths to the semaphore calls (procaddr.c, graph_*.c) */
 	__typeof__(hipGetProcAddress) *GetProcAddress;
 	hx_get_driver_entry_point_fn *GetDriverEntryPoint;
 	hx_get_driver_entry_point_fn *GetDriverEntryPoint_spt;
@@ -52,7 +52,7 @@ struct hx_runtime {
 	hx_graph_add_host_node_fn *GraphAddHostNode;
 	hx_graph_host_node_set_fn *GraphHostNodeSetParams;
 	hx_graph_exec_host_node_set_fn *GraphExecHostNodeSetParams;
-	/* optional: graph wait nodes (intercept.c) */
+	/* optional: graph wait nodes (graph_wait.c) */
 	hx_graph_add_event_node_fn *GraphAddEventWaitNode;
 	hx_graph_instantiate_fn *GraphInstantiate;
 	hx_graph_instantiate_flags_fn *GraphInstantiateWithFlags;

@@ -791,7 +791,7 @@ hipError_t hx_op_signal(const hipExternalSemaphore_t *hs, const void *params, un
 	}
 	err = check_signal_values(what, hs, sems, params, n);
 	free_sems(sems, local);
-	/* Capture was dealt with by the caller (intercept.c): a captured
+	/* Capture was dealt with by the caller (graph_signal.c): a captured
 	 * signal becomes a graph host node there. */
 	if (!err) {
 		atomic_fetch_add_explicit(&g.npending_signals, 1, memory_order_relaxed);
@@ -1326,7 +1326,7 @@ static void fork_child(void)
 	hx_trace_reset_after_fork();
 }
 
-/* ---- graph nodes, stream capture, capability report (intercept.c) ----- */
+/* ---- graph nodes, stream capture, capability report (graph_*.c) ------ */
 
 /* Validates a signal array as hx_op_signal does, without a stream: used
  * when the signal becomes a graph node that runs later, maybe many times. */

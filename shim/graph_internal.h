@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the graph files share (graph.c dispatches to graph_signal.c and
+ * graph_wait.c; those two never call each other).
+ */
+#ifndef HIPEXTSEM_GRAPH_INTERNAL_H
+#define HIPEXTSEM_GRAPH_INTERNAL_H
+
+#include <stdbool.h>
+
+#include "hipextsem/hip_graph.h"
+#include "log.h"
+#include "ops.h"
+#include "runtime.h"
+
+/* The runtime function a call goes on to; a runtime without it gets a
+ * clear error, never a NULL call. */
+#define REQUIRE_REAL(fn, name)                                                              \
+	do {                                                                                \
+		if (!hx_rt.fn) {                                                            \
+			hx_err(name ": the HIP runtime has no " name);                      \
+			return hipErrorNotSupported;                                        \
+		}                                                                           \
+	} while (0)
+
+/* The runtime's own function, when the shim steps aside. */
+#define FORWARD_OR_FAIL(fn, name, ...)                                                      \
+	do {                                                                                \
+		REQUIRE_REAL(fn, name);                                                     \
+		return hx_rt.fn(__VA_ARGS__);                                               \
+	} while (0)
+
+/* Without a usable device every graph call goes to the runtime. */
+static inline bool hx_graph_usable(void)
+{
+	return hx_runtime_init() && hx_runtime_usable();
+}
+
+/* Does the node's array hold a semaphore the shim handed out? */
+static inline bool hx_graph_any_shim_handle(const struct hx_ext_sem_node_params *p)
+{
+	if (!p || !p->extSemArray)
+		return false;
+	for (unsigned i = 0; i < p->numExtSems; i++)
+		if (p->extSemArray[i] && hx_op_is_shim_handle(p->extSemArray[i]))
+			return true;
+	return false;
+}
+
+static inline bool hx_graph_capturing(hipStream_t stream)
+{
+	return hx_runtime_capture_status(stream) == HX_CAPTURE_STATUS_ACTIVE;
+}
+
+/* graph_signal.c */
+bool hx_graph_signal_known(hipGraphNode_t node);
+void hx_graph_signal_forget_graph(hipGraph_t graph);
+/* graph_wait.c */
+bool hx_graph_wait_known(hipGraphNode_t node);
+void hx_graph_wait_forget_graph(hipGraph_t graph);
+
+#endif

@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Graph external-semaphore signal nodes, and signals enqueued on a
+ * capturing stream.
+ *
+ * A signal node becomes a host node of the real runtime whose function
+ * issues the syncobj signal when the graph runs (on the runtime's callback
+ * thread, never blocking).  A signal on a capturing stream is enqueued with
+ * hipLaunchHostFunc, which the runtime records as such a host node.  The
+ * node's data is a persistent copy of the handles and values; handles are
+ * looked up again at each run.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph_internal.h"
+#include "intercept.h"
+#include "log.h"
+#include "ops.h"
+#include "runtime.h"
+
+/* ---- graph signal nodes ------------------------------------------------ */
+
+/* Persistent data of one signal node (or one captured signal).  Kept until
+ * exit: the runtime gives no reliable hook for when the last graph or
+ * exec using it is gone (see README).  About 64 bytes + 160 per semaphore. */
+struct gsig {
+	struct gsig *next;
+	hipGraphNode_t node; /* NULL for captured signals, exec copies and nodes of
+			      * a destroyed graph */
+	hipGraph_t graph;    /* the graph `node` belongs to */
+	unsigned n;
+	hipExternalSemaphore_t *handles;
+	uint64_t *values;
+	void *raw_params; /* the caller's params, for GetParams */
+};
+
+static pthread_mutex_t gsig_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct gsig *gsigs;
+
+static void gsig_run(void *data)
+{
+	struct gsig *s = data;
+	hx_op_signal_handles(s->handles, s->values, s->n);
+}
+
+static struct gsig *gsig_new(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
+			     const char *what, hipError_t *err)
+{
+	size_t stride = hx_abi_signal_params_stride(hx_rt.abi);
+	struct gsig *s;
+
+	*err = hx_op_signal_validate(hs, params, n, what);
+	if (*err)
+		return NULL;
+	s = calloc(1, sizeof(*s));
+	if (s) {
+		s->n = n;
+		s->handles = calloc(n ? n : 1, sizeof(*s->handles));
+		s->values = calloc(n ? n : 1, sizeof(*s->values));
+		s->raw_params = calloc(n ? n : 1, stride);
+	}
+	if (!s || !s->handles || !s->values || !s->raw_params) {
+		if (s) {
+			free(s->handles);
+			free(s->values);
+			free(s->raw_params);
+		}
+		free(s);
+		hx_err("%s: out of memory", what);
+		*err = hipErrorOutOfMemory;
+		return NULL;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		s->handles[i] = hs[i];
+		s->values[i] = hx_abi_signal_value(params, i);
+	}
+	if (n)
+		memcpy(s->raw_params, params, n * stride);
+	pthread_mutex_lock(&gsig_lock);
+	s->next = gsigs;
+	gsigs = s;
+	pthread_mutex_unlock(&gsig_lock);
+	return s;
+}
+
+static struct gsig *gsig_find(hipGraphNode_t node)
+{
+	struct gsig *s;
+
+	pthread_mutex_lock(&gsig_lock);
+	for (s = gsigs; s; s = s->next)
+		if (s->node == node && node)
+			break;
+	pthread_mutex_unlock(&gsig_lock);
+	return s;
+}
+
+hipError_t hx_graph_add_signal_node(hipGraphNode_t *node, hipGraph_t graph,
+				    const hipGraphNode_t *deps, size_t ndeps,
+				    const struct hx_ext_sem_node_params *p)
+{
+	static const char what[] = "hipGraphAddExternalSemaphoresSignalNode";
+	struct hx_host_node_params hp;
+	struct gsig *s;
+	hipError_t err;
+
+	if (!hx_runtime_init())
+		return hipErrorNotInitialized;
+	if (!hx_graph_usable() || !hx_graph_any_shim_handle(p))
+		FORWARD_OR_FAIL(GraphAddExternalSemaphoresSignalNode,
+				"hipGraphAddExternalSemaphoresSignalNode", node, graph, deps, ndeps, p);
+	if (!node || !graph) {
+		hx_err("%s: %s is NULL", what, !node ? "pGraphNode" : "graph");
+		return hipErrorInvalidValue;
+	}
+	if (!hx_rt.GraphAddHostNode) {
+		hx_err("%s: the HIP runtime has no hipGraphAddHostNode to build the node on", what);
+		return hipErrorNotSupported;
+	}
+	s = gsig_new(p->extSemArray, p->paramsArray, p->numExtSems, what, &err);
+	if (!s)
+		return err;
+	hp.fn = gsig_run;
+	hp.userData = s;
+	err = hx_rt.GraphAddHostNode(node, graph, deps, ndeps, &hp);
+	if (err) {
+		hx_err("%s: hipGraphAddHostNode failed (error %d)", what, (int)err);
+		return err;
+	}
+	pthread_mutex_lock(&gsig_lock);
+	s->node = *node;
+	s->graph = graph;
+	pthread_mutex_unlock(&gsig_lock);
+	hx_dbg("%s: %u semaphore(s) as host node %p", what, p->numExtSems, (void *)*node);
+	return hipSuccess;
+}
+
+hipError_t hx_graph_signal_get(hipGraphNode_t node, struct hx_ext_sem_node_params *out)
+{
+	struct gsig *s;
+
+	if (!hx_runtime_init())
+		return hipErrorNotInitialized;
+	s = gsig_find(node);
+	if (!s)
+		FORWARD_OR_FAIL(GraphExternalSemaphoresSignalNodeGetParams,
+				"hipGraphExternalSemaphoresSignalNodeGetParams", node, out);
+	if (!out)
+		return hipErrorInvalidValue;
+	out->extSemArray = s->handles;
+	out->paramsArray = s->raw_params;
+	out->numExtSems = s->n;
+	return hipSuccess;
+}
+
+hipError_t hx_graph_signal_set(hipGraphNode_t node, const struct hx_ext_sem_node_params *p)
+{
+	static const char what[] = "hipGraphExternalSemaphoresSignalNodeSetParams";
+	struct hx_host_node_params hp;
+	struct gsig *old, *s;
+	hipError_t err;
+
+	if (!hx_runtime_init())
+		return hipErrorNotInitialized;
+	old = gsig_find(node);
+	if (!old) {
+		if (hx_graph_usable() && hx_graph_any_shim_handle(p)) {
+			hx_err("%s: node %p was created by the runtime (with no hipextsem "
+			       "semaphore); it cannot take hipextsem semaphores", what, (void *)node);
+			return hipErrorInvalidValue;
+		}
+		FORWARD_OR_FAIL(GraphExternalSemaphoresSignalNodeSetParams,
+				"hipGraphExternalSemaphoresSignalNodeSetParams", node, p);
+	}
+	if (!p || !hx_rt.GraphHostNodeSetParams)
+		return !p ? hipErrorInvalidValue : hipErrorNotSupported;
+	s = gsig_new(p->extSemArray, p->paramsArray, p->numExtSems, what, &err);
+	if (!s)
+		return err;
+	hp.fn = gsig_run;
+	hp.userData = s;
+	err = hx_rt.GraphHostNodeSetParams(node, &hp);
+	if (err)
+		return err;
+	/* Existing execs keep the old copy, as CUDA says they must. */
+	pthread_mutex_lock(&gsig_lock);
+	s->node = node;
+	s->graph = old->graph;
+	old->node = NULL;
+	old->graph = NULL;
+	pthread_mutex_unlock(&gsig_lock);
+	return hipSuccess;
+}
+
+hipError_t hx_graph_exec_signal_set(hipGraphExec_t exec, hipGraphNode_t node,
+				    const struct hx_ext_sem_node_params *p)
+{
+	static const char what[] = "hipGraphExecExternalSemaphoresSignalNodeSetParams";
+	struct hx_host_node_params hp;
+	struct gsig *s;
+	hipError_t err;
+
+	if (!hx_runtime_init())
+		return hipErrorNotInitialized;
+	if (!gsig_find(node)) {
+		if (hx_graph_usable() && hx_graph_any_shim_handle(p)) {
+			hx_err("%s: node %p was created by the runtime; it cannot take hipextsem "
+			       "semaphores", what, (void *)node);
+			return hipErrorInvalidValue;
+		}
+		FORWARD_OR_FAIL(GraphExecExternalSemaphoresSignalNodeSetParams,
+				"hipGraphExecExternalSemaphoresSignalNodeSetParams", exec, node, p);
+	}
+	if (!p || !hx_rt.GraphExecHostNodeSetParams)
+		return !p ? hipErrorInvalidValue : hipErrorNotSupported;
+	s = gsig_new(p->extSemArray, p->paramsArray, p->numExtSems, what, &err);
+	if (!s)
+		return err;
+	hp.fn = gsig_run;
+	hp.userData = s;
+	return hx_rt.GraphExecHostNodeSetParams(exec, node, &hp);
+}
+
+/* The graph is gone: its signal nodes' data stays (execs may still run
+ * it) but no longer answers for the nodes, whose calls then go to the
+ * runtime, which refuses a node of a destroyed graph. */
+void hx_graph_signal_forget_graph(hipGraph_t graph)
+{
+	pthread_mutex_lock(&gsig_lock);
+	for (struct gsig *s = gsigs; s; s = s->next)
+		if (s->graph == graph)
+			s->node = NULL, s->graph = NULL;
+	pthread_mutex_unlock(&gsig_lock);
+}
+
+bool hx_graph_signal_known(hipGraphNode_t node)
+{
+	return gsig_find(node) != NULL;
+}
+
+/* ---- stream capture ---------------------------------------------------- */
+
+hipError_t hx_intercept_signal(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
+			       hipStream_t stream)
+{
+	static const char what[] = "hipSignalExternalSemaphoresAsync (captured)";
+	struct gsig *s;
+	hipError_t err;
+
+	if (hx_runtime_init() && hx_runtime_usable() && hs && n && hx_graph_capturing(stream)) {
+		if (!hx_rt.LaunchHostFunc) {
+			hx_err("%s: this runtime has no hipLaunchHostFunc to record the signal "
+			       "into the graph", what);
+			return hipErrorStreamCaptureUnsupported;
+		}
+		/* Recorded as a host node: runs at every launch of the graph. */
+		s = gsig_new(hs, params, n, what, &err);
+		if (!s)
+			return err;
+		err = hx_rt.LaunchHostFunc(stream, gsig_run, s);
+		if (err)
+			hx_err("%s: hipLaunchHostFunc on capturing stream %p failed (error %d)",
+			       what, (void *)stream, (int)err);
+		else
+			hx_dbg("%s: %u semaphore(s) recorded into the capture of stream %p", what,
+			       n, (void *)stream);
+		return err;
+	}
+	return hx_op_signal(hs, params, n, stream);
+}
