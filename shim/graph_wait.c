@@ -479,6 +479,22 @@ hipError_t hx_graph_wait_get(hipGraphNode_t node, struct hx_ext_sem_node_params 
 			"hipGraphExternalSemaphoresWaitNodeGetParams", node, out);
 }
 
+/* The new params of a wait node the shim built, checked and copied. */
+static hipError_t gw_vals_from_params(struct gw_vals *v, const struct hx_ext_sem_node_params *p,
+				      const char *what)
+{
+	hipError_t err;
+
+	if (!p)
+		return hipErrorInvalidValue;
+	err = hx_op_wait_validate(p->extSemArray, p->paramsArray, p->numExtSems, what);
+	if (err)
+		return err;
+	if (gw_vals_copy(v, p->extSemArray, p->paramsArray, p->numExtSems))
+		return hipErrorOutOfMemory;
+	return hipSuccess;
+}
+
 hipError_t hx_graph_wait_set(hipGraphNode_t node, const struct hx_ext_sem_node_params *p)
 {
 	static const char what[] = "hipGraphExternalSemaphoresWaitNodeSetParams";
@@ -497,13 +513,9 @@ hipError_t hx_graph_wait_set(hipGraphNode_t node, const struct hx_ext_sem_node_p
 		FORWARD_OR_FAIL(GraphExternalSemaphoresWaitNodeSetParams,
 				"hipGraphExternalSemaphoresWaitNodeSetParams", node, p);
 	}
-	if (!p)
-		return hipErrorInvalidValue;
-	err = hx_op_wait_validate(p->extSemArray, p->paramsArray, p->numExtSems, what);
+	err = gw_vals_from_params(&v, p, what);
 	if (err)
 		return err;
-	if (gw_vals_copy(&v, p->extSemArray, p->paramsArray, p->numExtSems))
-		return hipErrorOutOfMemory;
 	pthread_mutex_lock(&gw_lock);
 	w = gwait_find_locked(node);
 	if (w) {
@@ -535,13 +547,9 @@ hipError_t hx_graph_exec_wait_set(hipGraphExec_t exec, hipGraphNode_t node,
 		FORWARD_OR_FAIL(GraphExecExternalSemaphoresWaitNodeSetParams,
 				"hipGraphExecExternalSemaphoresWaitNodeSetParams", exec, node, p);
 	}
-	if (!p)
-		return hipErrorInvalidValue;
-	err = hx_op_wait_validate(p->extSemArray, p->paramsArray, p->numExtSems, what);
+	err = gw_vals_from_params(&v, p, what);
 	if (err)
 		return err;
-	if (gw_vals_copy(&v, p->extSemArray, p->paramsArray, p->numExtSems))
-		return hipErrorOutOfMemory;
 	/* Under gw_lock: never changes the params of a launch being enqueued. */
 	pthread_mutex_lock(&gw_lock);
 	for (struct gexec *x = gexecs; x && !e; x = x->next)

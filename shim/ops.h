@@ -2,7 +2,8 @@
 /*
  * The four external-semaphore operations, called by the thin exported
  * entry points.  They take the caller's arguments as the runtime's ABI
- * defines them and return a hipError_t.
+ * defines them and return a hipError_t.  Import, destroy and the handle
+ * check live in registry.c, signal in signal.c, wait in wait.c.
  */
 #ifndef HIPEXTSEM_OPS_H
 #define HIPEXTSEM_OPS_H

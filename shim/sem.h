@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Semaphore objects and pending wait operations of the registry (sem.c).
+ * Semaphore objects and pending wait operations of the registry (registry.h;
+ * signal.c, wait.c).
  * What the waiter thread sees of them is in waiter.h.
  */
 #ifndef HIPEXTSEM_SEM_H
@@ -29,7 +30,7 @@ struct hx_wait_op {
 	volatile uint64_t *slot;
 	uint64_t gen;
 	uint32_t slot_index;
-	uint8_t slot_kind; /* which pool of sem.c the slot came from */
+	uint8_t slot_kind; /* which pool of wait.c the slot came from */
 	atomic_uint remaining;
 	hipStream_t stream;
 	int64_t enqueued_ns;

@@ -1,0 +1,596 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The semaphore registry: handles, import and destroy, the DRM device,
+ * stats and fork handling, and the argument checks signal.c and wait.c
+ * share.  Its state (registry.h) is one struct under one lock.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "ops.h"
+#include "registry.h"
+#include "runtime.h"
+#include "sem.h"
+#include "trace.h"
+
+#define HANDLE_TAG 0x4858000000000000ull /* "HX" in the top bits */
+#define HANDLE_TAG_MASK 0xffff000000000000ull
+
+struct hx_registry hx_reg = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.dev = { .fd = -1 },
+	.wait_value_attr = -1,
+	.waiter_wakes_at = INT64_MAX,
+};
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+static void fork_prepare(void);
+static void fork_parent(void);
+static void fork_child(void);
+
+static void init_once_fn(void)
+{
+	hx_runtime_init();
+	hx_trace_init();
+	hx_reg.stuck_ns = hx_getenv_long("HIPEXTSEM_STUCK_MS", 5000, 0, 86400000) * 1000000LL;
+	hx_reg.pid = getpid();
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+bool hx_reg_init(void)
+{
+	pthread_once(&init_once, init_once_fn);
+	return hx_rt.ok;
+}
+
+/* ---- registry ---------------------------------------------------------- */
+
+/*
+ * A handle is not a pointer: 0x4858 ("HX") in the top 16 bits (never a
+ * canonical address, so anything that dereferences one faults at once),
+ * a 24-bit generation and a 24-bit registry index + 1.  Lookups compare
+ * the generation, and free indices are reused in FIFO order, so a stale
+ * handle matches a new semaphore only after 2^24 reuses of its slot.
+ */
+#define INDEX_BITS 24
+#define INDEX_MASK ((1u << INDEX_BITS) - 1)
+#define GEN_MASK 0xffffffu
+
+hipExternalSemaphore_t hx_reg_handle(const struct hx_sem *sem)
+{
+	return (hipExternalSemaphore_t)(uintptr_t)(HANDLE_TAG |
+						   ((uint64_t)(sem->gen & GEN_MASK) << INDEX_BITS) |
+						   ((uint64_t)sem->index + 1));
+}
+
+struct hx_sem *hx_reg_lookup_locked(hipExternalSemaphore_t h)
+{
+	uint64_t v = (uint64_t)(uintptr_t)h;
+	uint32_t idx;
+
+	if ((v & HANDLE_TAG_MASK) != HANDLE_TAG)
+		return NULL;
+	idx = (uint32_t)(v & INDEX_MASK);
+	if (idx == 0 || idx > hx_reg.cap)
+		return NULL;
+	idx--;
+	if (!hx_reg.tab[idx].sem || (hx_reg.tab[idx].gen & GEN_MASK) != ((v >> INDEX_BITS) & GEN_MASK))
+		return NULL;
+	return hx_reg.tab[idx].sem;
+}
+
+/* The free indices form a ring of hx_reg.cap entries starting at hx_reg.free_head. */
+static int grow_locked(void)
+{
+	uint32_t ncap = hx_reg.cap ? hx_reg.cap * 2 : 64;
+	struct reg_entry *t;
+	uint32_t *f;
+
+	if (ncap > INDEX_MASK)
+		ncap = INDEX_MASK;
+	if (ncap <= hx_reg.cap)
+		return -ENOSPC;
+	t = realloc(hx_reg.tab, ncap * sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	hx_reg.tab = t;
+	f = malloc(ncap * sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < hx_reg.nfree; i++)
+		f[i] = hx_reg.free_idx[(hx_reg.free_head + i) % hx_reg.cap];
+	for (uint32_t i = hx_reg.cap; i < ncap; i++) {
+		hx_reg.tab[i].sem = NULL;
+		hx_reg.tab[i].gen = 0;
+		f[hx_reg.nfree++] = i;
+	}
+	free(hx_reg.free_idx);
+	hx_reg.free_idx = f;
+	hx_reg.free_head = 0;
+	hx_reg.cap = ncap;
+	return 0;
+}
+
+static int register_locked(struct hx_sem *sem)
+{
+	uint32_t idx;
+
+	if (hx_reg.nfree == 0) {
+		int ret = grow_locked();
+		if (ret)
+			return ret;
+	}
+	idx = hx_reg.free_idx[hx_reg.free_head];
+	hx_reg.free_head = (hx_reg.free_head + 1) % hx_reg.cap;
+	hx_reg.nfree--;
+	hx_reg.tab[idx].sem = sem;
+	hx_reg.tab[idx].gen = (hx_reg.tab[idx].gen + 1) & GEN_MASK;
+	sem->index = idx;
+	sem->gen = hx_reg.tab[idx].gen;
+	hx_reg.nlive++;
+	return 0;
+}
+
+static void unregister_locked(struct hx_sem *sem)
+{
+	hx_reg.tab[sem->index].sem = NULL;
+	hx_reg.free_idx[(hx_reg.free_head + hx_reg.nfree) % hx_reg.cap] = sem->index;
+	hx_reg.nfree++;
+	hx_reg.nlive--;
+}
+
+void hx_reg_release_waitable(struct hx_waitable *obj)
+{
+	free(container_of(obj, struct hx_sem, w));
+}
+
+void hx_sem_ref(struct hx_sem *sem)
+{
+	atomic_fetch_add_explicit(&sem->refs, 1, memory_order_relaxed);
+}
+
+void hx_sem_unref(struct hx_sem *sem)
+{
+	if (atomic_fetch_sub_explicit(&sem->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	/* Last reference: no op can reach the kernel handle any more. */
+	if (hx_reg.dev.fd >= 0) {
+		int ret = hx_sync_destroy(&hx_reg.dev, sem->w.handle);
+		if (ret)
+			hx_warn("DRM_IOCTL_SYNCOBJ_DESTROY(handle %u) failed: %s", sem->w.handle,
+				strerror(-ret));
+	}
+	if (hx_waiter_forget(&sem->w))
+		free(sem); /* else the waiter does, through hx_reg_release_waitable */
+}
+
+bool hx_op_is_shim_handle(hipExternalSemaphore_t h)
+{
+	bool live;
+
+	if (!hx_reg_init())
+		return false;
+	pthread_mutex_lock(&hx_reg.lock);
+	live = hx_reg_lookup_locked(h) != NULL;
+	pthread_mutex_unlock(&hx_reg.lock);
+	return live;
+}
+
+/* Looks up every handle of a signal/wait array and takes a reference on
+ * each.  On failure nothing is held. */
+static hipError_t lookup_array(const hipExternalSemaphore_t *hs, unsigned n,
+			       struct hx_sem **out, const char *what)
+{
+	hipError_t err = hipSuccess;
+	unsigned i;
+
+	pthread_mutex_lock(&hx_reg.lock);
+	for (i = 0; i < n; i++) {
+		out[i] = hs[i] ? hx_reg_lookup_locked(hs[i]) : NULL;
+		if (!out[i]) {
+			if (!hs[i]) {
+				hx_err("%s: extSemArray[%u] is NULL", what, i);
+				err = hipErrorInvalidValue;
+			} else {
+				hx_err("%s: extSemArray[%u] = %p is not a semaphore imported by "
+				       "hipextsem (never imported, or already destroyed)",
+				       what, i, hs[i]);
+				err = hipErrorInvalidResourceHandle;
+			}
+			break;
+		}
+		hx_sem_ref(out[i]);
+	}
+	pthread_mutex_unlock(&hx_reg.lock);
+	if (err)
+		while (i-- > 0)
+			hx_sem_unref(out[i]);
+	return err;
+}
+
+/* ---- device ------------------------------------------------------------ */
+
+static int open_device_locked(void)
+{
+	struct hx_sync_open_opts opts = { 0 };
+	char bus[32] = "";
+	int hdev = 0, ret;
+
+	if (hx_reg.dev_tried)
+		return hx_reg.dev_err;
+	hx_reg.dev_tried = true;
+
+	opts.node_path = hx_getenv("HIPEXTSEM_RENDER_NODE");
+	opts.allow_eventfd = hx_getenv_long("HIPEXTSEM_NO_EVENTFD", 0, 0, 1) == 0;
+	if (hx_rt.DeviceGetPCIBusId && hx_rt.GetDevice(&hdev) == hipSuccess &&
+	    hx_rt.DeviceGetPCIBusId(bus, (int)sizeof(bus), hdev) == hipSuccess)
+		opts.pci_bus_id = bus;
+
+	opts.want_timeline = true;
+	ret = hx_sync_open(&hx_reg.dev, &opts);
+	/* No timelines (ENOTSUP == EOPNOTSUPP): binary semaphores still work,
+	 * on an explicitly chosen node too. */
+	if (ret == -EOPNOTSUPP) {
+		opts.want_timeline = false;
+		ret = hx_sync_open(&hx_reg.dev, &opts);
+	}
+	hx_reg.dev_err = ret;
+	if (ret) {
+		hx_reg.dev.fd = -1;
+		if (opts.node_path)
+			hx_err("cannot use HIPEXTSEM_RENDER_NODE=%s: %s", opts.node_path,
+			       ret == -ENOTSUP || ret == -EOPNOTSUPP ?
+				       "the driver has no sync object support" : strerror(-ret));
+		else if (ret == -ENOENT)
+			hx_err("no DRM render node (/dev/dri/renderD*) found: external semaphores "
+			       "need one with sync object support");
+		else if (ret == -EACCES || ret == -EPERM)
+			hx_err("permission denied opening the DRM render nodes (is the user in "
+			       "the 'render' group?)");
+		else
+			hx_err("no usable DRM render node with sync objects: %s", strerror(-ret));
+		return ret;
+	}
+	hx_info("using %s (driver %s%s%s), timeline %s, wake-ups via %s", hx_reg.dev.path,
+		hx_reg.dev.driver, hx_reg.dev.pci_bus_id[0] ? ", " : "", hx_reg.dev.pci_bus_id,
+		hx_reg.dev.has_timeline ? "yes" : "no",
+		hx_reg.dev.has_eventfd ? "eventfd" : "multi-handle wait");
+	if (opts.pci_bus_id && strcasecmp(opts.pci_bus_id, hx_reg.dev.pci_bus_id) != 0)
+		hx_info("HIP device %d (%s) has no render node of its own here; any syncobj "
+			"node works for import", hdev, opts.pci_bus_id);
+	return 0;
+}
+
+hipError_t hx_reg_map_enqueue_error(hipError_t err, const char *prim, hipStream_t stream)
+{
+	/* The stock calls answer an invalid stream with hipErrorInvalidValue;
+	 * runtimes answer the primitive with InvalidHandle or
+	 * ContextIsDestroyed (709). */
+	if (err == hipErrorInvalidHandle || err == hipErrorInvalidValue || (int)err == 709) {
+		hx_err("%s on stream %p failed (error %d): invalid stream", prim, (void *)stream,
+		       (int)err);
+		return hipErrorInvalidValue;
+	}
+	hx_err("%s on stream %p failed (error %d)", prim, (void *)stream, (int)err);
+	return err;
+}
+
+hipError_t hx_op_import(hipExternalSemaphore_t *out, const void *desc)
+{
+	struct hx_sem *sem;
+	bool timeline, first;
+	uint32_t handle;
+	int type, fd, ret;
+
+	if (!hx_reg_init())
+		return hipErrorNotInitialized;
+	FORWARD_IF_UNUSABLE(ImportExternalSemaphore, out, desc);
+	if (!out || !desc) {
+		hx_err("hipImportExternalSemaphore: %s is NULL", !out ? "extSem_out" : "semHandleDesc");
+		return hipErrorInvalidValue;
+	}
+	type = hx_abi_desc_type(desc);
+	switch (type) {
+	case HX_SEM_HANDLE_OPAQUE_FD:
+		timeline = false;
+		break;
+	case HX_SEM_HANDLE_TIMELINE_FD:
+		timeline = true;
+		break;
+	case HX_SEM_HANDLE_OPAQUE_WIN32:
+	case HX_SEM_HANDLE_OPAQUE_WIN32_KMT:
+	case HX_SEM_HANDLE_D3D12_FENCE:
+	case HX_SEM_HANDLE_D3D11_FENCE:
+	case HX_SEM_HANDLE_KEYED_MUTEX:
+	case HX_SEM_HANDLE_KEYED_MUTEX_KMT:
+	case HX_SEM_HANDLE_TIMELINE_WIN32:
+		hx_err("hipImportExternalSemaphore: handle type %d is a Windows handle type; on "
+		       "Linux only OpaqueFd (1) and TimelineSemaphoreFd (9) exist", type);
+		return hipErrorNotSupported;
+	case HX_SEM_HANDLE_NVSCISYNC:
+		hx_err("hipImportExternalSemaphore: NvSciSync (6) is not supported on AMD devices");
+		return hipErrorNotSupported;
+	default:
+		hx_err("hipImportExternalSemaphore: unknown handle type %d", type);
+		return hipErrorInvalidValue;
+	}
+	fd = hx_abi_desc_fd(desc);
+	if (fd <= 0) {
+		hx_err("hipImportExternalSemaphore: fd %d is not a usable descriptor", fd);
+		return hipErrorInvalidValue;
+	}
+
+	pthread_mutex_lock(&hx_reg.lock);
+	first = !hx_reg.dev_tried;
+	ret = open_device_locked();
+	if (ret) {
+		pthread_mutex_unlock(&hx_reg.lock);
+		/* The first failure said why at length; every failed call
+		 * still gets its line. */
+		if (!first)
+			hx_err("hipImportExternalSemaphore: no usable DRM render node with sync "
+			       "objects (%s; see the first error)", strerror(-ret));
+		return hipErrorNotSupported;
+	}
+	if (timeline && !hx_reg.dev.has_timeline) {
+		pthread_mutex_unlock(&hx_reg.lock);
+		hx_err("hipImportExternalSemaphore: %s (%s) has no timeline sync objects "
+		       "(DRM_CAP_SYNCOBJ_TIMELINE, Linux 5.2+)", hx_reg.dev.path, hx_reg.dev.driver);
+		return hipErrorNotSupported;
+	}
+	ret = hx_sync_import_fd(&hx_reg.dev, fd, &handle);
+	if (ret) {
+		pthread_mutex_unlock(&hx_reg.lock);
+		hx_err("hipImportExternalSemaphore: fd %d is not a DRM sync object "
+		       "(DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE: %s)", fd, strerror(-ret));
+		return ret == -ENOMEM ? hipErrorOutOfMemory : hipErrorInvalidValue;
+	}
+	sem = calloc(1, sizeof(*sem));
+	if (!sem || register_locked(sem)) {
+		hx_sync_destroy(&hx_reg.dev, handle);
+		pthread_mutex_unlock(&hx_reg.lock);
+		free(sem);
+		hx_err("hipImportExternalSemaphore: out of memory");
+		return hipErrorOutOfMemory;
+	}
+	atomic_init(&sem->refs, 1);
+	sem->w.timeline = timeline;
+	sem->w.handle = handle;
+	sem->w.efd = -1;
+	sem->w.armed = UINT64_MAX;
+	*out = hx_reg_handle(sem);
+	pthread_mutex_unlock(&hx_reg.lock);
+	HX_TRACE(import, *out, handle, timeline, hx_now_ns());
+
+	/* The kernel holds its own reference now; the fd is ours to close. */
+	close(fd);
+	hx_dbg("imported fd %d as %s semaphore %p (syncobj %u)", fd,
+	       timeline ? "timeline" : "binary", *out, handle);
+	return hipSuccess;
+}
+
+static hipError_t check_params(const char *what, const void *params, unsigned n, bool wait)
+{
+	for (unsigned i = 0; i < n; i++) {
+		unsigned flags = wait ? hx_abi_wait_flags(params, i) : hx_abi_signal_flags(params, i);
+		if (flags != 0) {
+			hx_err("%s: paramsArray[%u].flags = %#x; must be 0", what, i, flags);
+			return hipErrorInvalidValue;
+		}
+	}
+	return hipSuccess;
+}
+
+#define LOCAL_SEMS 16 /* lookups of up to this many handles need no allocation */
+
+void hx_reg_free_sems(struct hx_sem **sems, struct hx_sem **local)
+{
+	if (sems != local)
+		free(sems);
+}
+
+void hx_reg_unref_all(struct hx_sem **sems, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		hx_sem_unref(sems[i]);
+}
+
+/* The argument checks of signal and wait, in the stock runtime's order,
+ * then a referenced lookup of every handle (into `local` when it fits).
+ * *sems == NULL with hipSuccess means numExtSems == 0: nothing to do. */
+hipError_t hx_reg_lookup_args(const char *what, const hipExternalSemaphore_t *hs,
+			      const void *params, unsigned n, bool wait, struct hx_sem ***sems,
+			      struct hx_sem **local)
+{
+	hipError_t err;
+
+	*sems = NULL;
+	if (!hs || !params) {
+		hx_err("%s: %s is NULL", what, !hs ? "extSemArray" : "paramsArray");
+		return hipErrorInvalidValue;
+	}
+	if (n == 0)
+		return hipSuccess;
+	err = check_params(what, params, n, wait);
+	if (err)
+		return err;
+	*sems = n <= LOCAL_SEMS ? local : malloc((size_t)n * sizeof(**sems));
+	if (!*sems) {
+		hx_err("%s: out of memory for %u semaphores", what, n);
+		return hipErrorOutOfMemory;
+	}
+	err = lookup_array(hs, n, *sems, what);
+	if (err) {
+		hx_reg_free_sems(*sems, local);
+		*sems = NULL;
+	}
+	return err;
+}
+
+hipError_t hx_reg_validate_args(const char *what, const hipExternalSemaphore_t *hs,
+				const void *params, unsigned n, bool wait, hx_reg_check_fn *check)
+{
+	struct hx_sem *local[LOCAL_SEMS];
+	struct hx_sem **sems;
+	hipError_t err;
+
+	if (!hx_reg_init())
+		return hipErrorNotInitialized;
+	err = hx_reg_lookup_args(what, hs, params, n, wait, &sems, local);
+	if (err || !sems)
+		return err;
+	if (check)
+		err = check(what, hs, sems, params, n);
+	hx_reg_unref_all(sems, n);
+	hx_reg_free_sems(sems, local);
+	return err;
+}
+
+/* Shared front half of signal and wait: lookup_args, then the op.
+ * *op == NULL with hipSuccess means there is nothing to do. */
+hipError_t hx_reg_prepare_op(const char *what, const hipExternalSemaphore_t *hs,
+			  const void *params, unsigned n, bool wait, size_t op_size,
+			  void **op, struct hx_sem ***sems, struct hx_sem **local)
+{
+	hipError_t err = hx_reg_lookup_args(what, hs, params, n, wait, sems, local);
+
+	*op = NULL;
+	if (err || !*sems)
+		return err;
+	/* Every field is set by the caller: no zeroing on this path. */
+	*op = malloc(op_size);
+	if (!*op) {
+		hx_err("%s: out of memory for %u semaphores", what, n);
+		hx_reg_unref_all(*sems, n);
+		hx_reg_free_sems(*sems, local);
+		*sems = NULL;
+		return hipErrorOutOfMemory;
+	}
+	return hipSuccess;
+}
+
+hipError_t hx_op_destroy(hipExternalSemaphore_t h)
+{
+	struct hx_sem *sem;
+
+	if (!hx_reg_init())
+		return hipErrorNotInitialized;
+	FORWARD_IF_UNUSABLE(DestroyExternalSemaphore, h);
+	if (!h) {
+		hx_err("hipDestroyExternalSemaphore: extSem is NULL");
+		return hipErrorInvalidValue;
+	}
+	pthread_mutex_lock(&hx_reg.lock);
+	sem = hx_reg_lookup_locked(h);
+	if (sem)
+		unregister_locked(sem);
+	pthread_mutex_unlock(&hx_reg.lock);
+	if (!sem) {
+		hx_err("hipDestroyExternalSemaphore: %p is not a semaphore imported by hipextsem "
+		       "(never imported, or already destroyed)", h);
+		return hipErrorInvalidResourceHandle;
+	}
+	HX_TRACE(destroy, h, hx_now_ns());
+	if (atomic_load(&sem->refs) > 1)
+		hx_info("semaphore %p destroyed with operations pending; its sync object is "
+			"released when they complete", h);
+	hx_sem_unref(sem);
+	return hipSuccess;
+}
+
+void hx_op_stats(struct hx_stats *st)
+{
+	hx_reg_init();
+	pthread_mutex_lock(&hx_reg.lock);
+	st->live_sems = hx_reg.nlive;
+	st->pending_waits = hx_reg.npending_waits;
+	st->pending_signals = atomic_load(&hx_reg.npending_signals);
+	st->slots_allocated = (hx_reg.pools[SLOT_HOST].nchunks + hx_reg.pools[SLOT_SIGNAL].nchunks) *
+			      SLOTS_PER_CHUNK;
+	pthread_mutex_unlock(&hx_reg.lock);
+}
+
+/* ---- fork -------------------------------------------------------------- */
+
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&hx_reg.lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&hx_reg.lock);
+}
+
+static void fork_child(void)
+{
+	/* The child has none of the parent's threads and must not touch the
+	 * parent's DRM file (syncobj handles live in the open file, which the
+	 * child shares).  Drop everything; the next call starts afresh. */
+	pthread_mutex_init(&hx_reg.lock, NULL);
+	for (uint32_t i = 0; i < hx_reg.cap; i++) {
+		struct hx_sem *sem = hx_reg.tab[i].sem;
+		if (!sem)
+			continue;
+		if (sem->w.efd >= 0)
+			close(sem->w.efd);
+		free(sem);
+		hx_reg.tab[i].sem = NULL;
+	}
+	free(hx_reg.tab);
+	free(hx_reg.free_idx);
+	hx_reg.tab = NULL;
+	hx_reg.free_idx = NULL;
+	hx_reg.cap = hx_reg.nfree = hx_reg.nlive = hx_reg.free_head = 0;
+	/* Pending ops and their entries belong to the parent's streams. */
+	hx_reg.ops = hx_reg.ops_tail = hx_reg.watch = NULL;
+	hx_reg.npending_waits = 0;
+	atomic_store(&hx_reg.npending_signals, 0);
+	/* Wait slots belong to the parent's runtime context. */
+	memset(hx_reg.pools, 0, sizeof(hx_reg.pools));
+	if (hx_reg.dev.fd >= 0)
+		close(hx_reg.dev.fd);
+	hx_reg.dev.fd = -1;
+	hx_reg.dev_tried = false;
+	hx_reg.dev_err = 0;
+	hx_reg.waiter_wakes_at = INT64_MAX;
+	hx_reg.watchdog_idle = false;
+	hx_reg.wait_path = WAIT_PATH_UNKNOWN;
+	hx_reg.wait_value_attr = -1;
+	hx_reg.wait_path_why[0] = '\0';
+	hx_reg.exiting = false;
+	hx_reg.pid = getpid();
+	hx_waiter_reset_after_fork();
+	hx_log_reset_after_fork();
+	hx_trace_reset_after_fork();
+}
+
+/* Can the shim import timeline sync objects?  Opens the device the same
+ * lazy way import does.  On false, `why` says why. */
+bool hx_op_timeline_supported(char *why, size_t n)
+{
+	bool ok = false;
+	int ret;
+
+	if (!hx_reg_init()) {
+		snprintf(why, n, "the HIP runtime could not be resolved");
+		return false;
+	}
+	pthread_mutex_lock(&hx_reg.lock);
+	ret = open_device_locked();
+	if (ret)
+		snprintf(why, n, "no usable DRM render node with sync objects (%s)", strerror(-ret));
+	else if (!hx_reg.dev.has_timeline)
+		snprintf(why, n, "%s (%s) has no timeline sync objects (DRM_CAP_SYNCOBJ_TIMELINE)",
+			 hx_reg.dev.path, hx_reg.dev.driver);
+	else
+		ok = true;
+	pthread_mutex_unlock(&hx_reg.lock);
+	return ok;
+}

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The registry's state, shared by registry.c (handles, import, destroy,
+ * device, stats, fork), signal.c and wait.c: one struct under one lock,
+ * and the helpers of registry.c that the operations call.  Calls only go
+ * down: signal.c and wait.c call registry.c, never the reverse, and the
+ * registry reaches the waiter through waiter.h.
+ */
+#ifndef HIPEXTSEM_REGISTRY_H
+#define HIPEXTSEM_REGISTRY_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "hipextsem/hip_api.h"
+#include "log.h"
+#include "runtime.h"
+#include "sem.h"
+#include "sync.h"
+
+#define SLOTS_PER_CHUNK 512u
+
+struct reg_entry {
+	struct hx_sem *sem;
+	uint32_t gen;
+};
+
+/* Wait slots: 64-bit words a stream waits on with hipStreamWaitValue64.
+ * Host-memory slots come 512 at a time from hipHostMalloc(0), which clr
+ * makes fine-grained (coherent) host memory.  Signal-memory slots, the
+ * fallback for runtimes that refuse a wait on that memory (clr's
+ * ihipStreamOperation does when GPU_STREAMOPS_CP_WAIT=1), are one
+ * hipExtMallocWithFlags(8, hipMallocSignalMemory) each, made on first use. */
+enum slot_kind {
+	SLOT_HOST,
+	SLOT_SIGNAL,
+	SLOT_KINDS,
+};
+
+struct slot_chunk {
+	volatile uint64_t *mem;                  /* SLOT_HOST: the chunk's array */
+	volatile uint64_t *sig[SLOTS_PER_CHUNK]; /* SLOT_SIGNAL: one word each */
+	uint64_t last[SLOTS_PER_CHUNK];
+};
+
+struct slot_pool {
+	struct slot_chunk **chunks;
+	uint32_t nchunks;
+	uint32_t *free_slots;
+	uint32_t nfree_slots;
+};
+
+struct signal_entry {
+	struct hx_sem *sem;
+	uint64_t value;
+};
+
+struct signal_op {
+	hipStream_t stream;
+	int64_t enqueued_ns;
+	unsigned count;
+	struct signal_entry entries[];
+};
+
+/* How a wait holds its stream.  The first two are asynchronous (the
+ * waiter thread writes the slot); the last blocks the caller.  The path
+ * only ever moves down this list, and only because the runtime refused
+ * to enqueue the one above (or HIPEXTSEM_HOST_WAIT=1). */
+enum wait_path {
+	WAIT_PATH_UNKNOWN,
+	WAIT_PATH_STREAM_VALUE,  /* hipStreamWaitValue64 on a host-memory slot */
+	WAIT_PATH_SIGNAL_MEMORY, /* the same on a signal-memory slot */
+	WAIT_PATH_HOST,          /* the calling thread blocks in the kernel */
+};
+
+
+struct hx_registry {
+	pthread_mutex_t lock; /* everything below */
+	pid_t pid;
+
+	bool dev_tried;
+	int dev_err;
+	struct hx_sync_dev dev;
+
+	struct reg_entry *tab;
+	uint32_t cap;
+	uint32_t *free_idx;
+	uint32_t free_head, nfree;
+	uint32_t nlive;
+
+	struct slot_pool pools[SLOT_KINDS];
+
+	struct hx_wait_op *ops, *ops_tail; /* pending waits, oldest first */
+	struct hx_wait_op *watch;         /* oldest wait the watchdog has not reported */
+	int64_t stuck_ns;                 /* HIPEXTSEM_STUCK_MS; 0 = off */
+	unsigned npending_waits;
+	atomic_uint npending_signals;
+
+	int64_t waiter_wakes_at; /* the waiter's next watchdog check */
+	bool watchdog_idle;      /* it knows there is nothing pending */
+
+	_Atomic enum wait_path wait_path; /* written under lock, read without */
+	int wait_value_attr;     /* hipDeviceAttributeCanUseStreamWaitValue, -1 unread */
+	char wait_path_why[200]; /* why wait_path is what it is */
+	bool atexit_registered;
+	bool exiting;
+};
+
+extern struct hx_registry hx_reg;
+
+#define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+
+/* Without a usable device the runtime's own answers are the right ones. */
+#define FORWARD_IF_UNUSABLE(fn, ...)                                                        \
+	do {                                                                                \
+		if (!hx_runtime_usable()) {                                                 \
+			hipError_t first_ = hx_runtime_take_first_answer();                 \
+			if (first_ != hipSuccess)                                           \
+				return first_;                                              \
+			if (!hx_rt.fn) {                                                    \
+				hx_err("the HIP runtime is unusable and lacks hip" #fn);    \
+				return hipErrorNotSupported;                                \
+			}                                                                   \
+			return hx_rt.fn(__VA_ARGS__);                                       \
+		}                                                                           \
+	} while (0)
+
+/* Resolves the runtime and sets up the registry once; false when the
+ * runtime cannot be used at all. */
+bool hx_reg_init(void);
+
+/* The handle of a registered semaphore, and the reverse (NULL for anything
+ * that is not a live handle). */
+hipExternalSemaphore_t hx_reg_handle(const struct hx_sem *sem);
+struct hx_sem *hx_reg_lookup_locked(hipExternalSemaphore_t h);
+
+void hx_sem_ref(struct hx_sem *sem);
+/* The last reference destroys the kernel handle and frees the semaphore
+ * (through the waiter when it still knows it). */
+void hx_sem_unref(struct hx_sem *sem);
+/* The waiter's release callback (waiter.h): frees a forgotten semaphore. */
+void hx_reg_release_waitable(struct hx_waitable *obj);
+
+/* The argument checks shared by signal and wait. */
+#define LOCAL_SEMS 16 /* lookups of up to this many handles need no allocation */
+
+hipError_t hx_reg_lookup_args(const char *what, const hipExternalSemaphore_t *hs,
+			      const void *params, unsigned n, bool wait, struct hx_sem ***sems,
+			      struct hx_sem **local);
+hipError_t hx_reg_prepare_op(const char *what, const hipExternalSemaphore_t *hs,
+			     const void *params, unsigned n, bool wait, size_t op_size, void **op,
+			     struct hx_sem ***sems, struct hx_sem **local);
+/* The argument checks of a signal or wait that runs later (a graph node):
+ * lookup_args, then `check` (may be NULL) on the looked-up semaphores,
+ * nothing held afterwards. */
+typedef hipError_t hx_reg_check_fn(const char *what, const hipExternalSemaphore_t *hs,
+				   struct hx_sem **sems, const void *params, unsigned n);
+hipError_t hx_reg_validate_args(const char *what, const hipExternalSemaphore_t *hs,
+				const void *params, unsigned n, bool wait, hx_reg_check_fn *check);
+void hx_reg_free_sems(struct hx_sem **sems, struct hx_sem **local);
+void hx_reg_unref_all(struct hx_sem **sems, unsigned n);
+/* The runtime refused to enqueue `prim` on `stream`: the stock answer. */
+hipError_t hx_reg_map_enqueue_error(hipError_t err, const char *prim, hipStream_t stream);
+
+#endif

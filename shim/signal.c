@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hipSignalExternalSemaphoresAsync: one host function per call
+ * (hipLaunchHostFunc, or hipStreamAddCallback on runtimes without it) that
+ * issues the syncobj signal ioctl.  It runs on the runtime's callback
+ * thread when all prior work of the stream is done, never blocks, and
+ * frees itself.  Also the signal helpers of graph signal nodes.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "ops.h"
+#include "registry.h"
+#include "runtime.h"
+#include "sem.h"
+#include "trace.h"
+
+static void run_signal(struct signal_op *op)
+{
+	for (unsigned i = 0; i < op->count; i++) {
+		struct signal_entry *e = &op->entries[i];
+		/* Stamped before the ioctl: whoever sees the signal sees it
+		 * after this time, so the trace never shows a wait satisfied
+		 * before the signal that satisfied it. */
+		int64_t t = hx_trace_on ? hx_now_ns() : 0;
+		int ret = hx_sync_signal(&hx_reg.dev, e->sem->w.handle, e->sem->w.timeline ? e->value : 0);
+		if (ret)
+			hx_err("%s(handle %u, point %llu) failed: %s",
+			       e->sem->w.timeline ? "DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL"
+						: "DRM_IOCTL_SYNCOBJ_SIGNAL",
+			       e->sem->w.handle, (unsigned long long)e->value, strerror(-ret));
+		HX_TRACE(signal, hx_reg_handle(e->sem), e->value, op->stream, op->enqueued_ns, t);
+		hx_sem_unref(e->sem);
+	}
+	atomic_fetch_sub_explicit(&hx_reg.npending_signals, 1, memory_order_relaxed);
+	free(op);
+}
+
+static void signal_host_fn(void *data)
+{
+	run_signal(data);
+}
+
+static void signal_stream_cb(hipStream_t stream, hipError_t status, void *data)
+{
+	if (status != hipSuccess)
+		hx_warn("stream %p reported error %d before a semaphore signal; signaling "
+			"anyway so the other side is not left waiting", (void *)stream, (int)status);
+	run_signal(data);
+}
+
+/* A timeline point 0 can never be signaled. */
+static hipError_t check_signal_values(const char *what, const hipExternalSemaphore_t *hs,
+				      struct hx_sem **sems, const void *params, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		if (sems[i]->w.timeline && hx_abi_signal_value(params, i) == 0) {
+			hx_err("%s: timeline semaphore %p signaled with value 0", what, hs[i]);
+			return hipErrorInvalidValue;
+		}
+	}
+	return hipSuccess;
+}
+
+hipError_t hx_op_signal(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
+			hipStream_t stream)
+{
+	static const char what[] = "hipSignalExternalSemaphoresAsync";
+	struct hx_sem *local[LOCAL_SEMS];
+	struct signal_op *op;
+	struct hx_sem **sems;
+	hipError_t err;
+	int binary = -1; /* index of the first binary semaphore */
+
+	if (!hx_reg_init())
+		return hipErrorNotInitialized;
+	FORWARD_IF_UNUSABLE(SignalExternalSemaphoresAsync, hs, params, n, stream);
+	err = hx_reg_prepare_op(what, hs, params, n, false, sizeof(*op) + (size_t)n * sizeof(op->entries[0]),
+		      (void **)&op, &sems, local);
+	if (err || !op)
+		return err;
+	op->count = n;
+	op->stream = stream;
+	/* Only the trace reads it: no clock read per call otherwise. */
+	op->enqueued_ns = hx_trace_on ? hx_now_ns() : 0;
+	for (unsigned i = 0; i < n; i++) {
+		op->entries[i].sem = sems[i];
+		op->entries[i].value = hx_abi_signal_value(params, i);
+		if (binary < 0 && !sems[i]->w.timeline)
+			binary = (int)i;
+	}
+	err = check_signal_values(what, hs, sems, params, n);
+	hx_reg_free_sems(sems, local);
+	/* Capture was dealt with by the caller (graph_signal.c): a captured
+	 * signal becomes a graph host node there. */
+	if (!err) {
+		atomic_fetch_add_explicit(&hx_reg.npending_signals, 1, memory_order_relaxed);
+		if (hx_rt.LaunchHostFunc)
+			err = hx_rt.LaunchHostFunc(stream, signal_host_fn, op);
+		else
+			err = hx_rt.StreamAddCallback(stream, signal_stream_cb, op, 0);
+		if (err) {
+			atomic_fetch_sub_explicit(&hx_reg.npending_signals, 1, memory_order_relaxed);
+			err = hx_reg_map_enqueue_error(err, hx_rt.LaunchHostFunc ? "hipLaunchHostFunc"
+									  : "hipStreamAddCallback",
+						stream);
+		}
+	}
+	if (err) {
+		for (unsigned i = 0; i < n; i++)
+			hx_sem_unref(op->entries[i].sem);
+		free(op);
+		return err;
+	}
+	hx_dbg("%s: %u semaphore(s) on stream %p", what, n, (void *)stream);
+	/* Once per process: the consequence users porting CUDA code meet as an
+	 * unexplained stall on the Vulkan side. */
+	if (binary >= 0 && hx_log_enabled(HX_LOG_INFO)) {
+		static atomic_bool noted;
+		if (!atomic_exchange(&noted, true))
+			hx_info("note: binary semaphore %p is signaled from HIP: its fence is "
+				"attached only when stream %p reaches the signal, so a Vulkan queue "
+				"submission waiting on it (Mesa/RADV vkQueueSubmit) blocks until the "
+				"stream's prior work is done; timeline semaphores do not block there "
+				"(README: The Vulkan side)", hs[binary], (void *)stream);
+	}
+	return hipSuccess;
+}
+
+/* ---- graph signal nodes and captured signals (graph_signal.c) -------- */
+
+/* Validates a signal array as hx_op_signal does, without a stream: used
+ * when the signal becomes a graph node that runs later, maybe many times. */
+hipError_t hx_op_signal_validate(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
+				 const char *what)
+{
+	return hx_reg_validate_args(what, hs, params, n, false, check_signal_values);
+}
+
+/* Signals now (a graph's host node, on the runtime's callback thread).
+ * Handles are looked up at each run: one destroyed since the node was
+ * built is skipped with a log line, never dereferenced. */
+void hx_op_signal_handles(const hipExternalSemaphore_t *hs, const uint64_t *values, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		struct hx_sem *sem;
+		int ret;
+
+		pthread_mutex_lock(&hx_reg.lock);
+		sem = hx_reg_lookup_locked(hs[i]);
+		if (sem)
+			hx_sem_ref(sem);
+		pthread_mutex_unlock(&hx_reg.lock);
+		if (!sem) {
+			hx_err("graph signal node: semaphore %p was destroyed before the graph ran; "
+			       "not signaled", hs[i]);
+			continue;
+		}
+		ret = hx_sync_signal(&hx_reg.dev, sem->w.handle, sem->w.timeline ? values[i] : 0);
+		if (ret)
+			hx_err("%s(handle %u, point %llu) failed: %s",
+			       sem->w.timeline ? "DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL"
+					     : "DRM_IOCTL_SYNCOBJ_SIGNAL",
+			       sem->w.handle, (unsigned long long)values[i], strerror(-ret));
+		hx_sem_unref(sem);
+	}
+}

@@ -1,0 +1,585 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hipWaitExternalSemaphoresAsync: one hipStreamWaitValue64 per call on a
+ * pinned 64-bit slot; the waiter thread writes the slot once every
+ * semaphore of the call has reached its value, so the runtime's threads
+ * never block on a syncobj.  Here: the wait paths and their fallbacks
+ * (host-memory slots, signal-memory slots, a blocking host wait), the
+ * pending-wait list with its stuck-wait watchdog, and the release of
+ * pending waits at exit.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "ops.h"
+#include "registry.h"
+#include "runtime.h"
+#include "sem.h"
+#include "trace.h"
+#include "waiter.h"
+
+/* What the waiter calls back (waiter.h): completions, the stuck-wait
+ * watchdog, and the release of a forgotten semaphore. */
+static void entry_done(struct hx_wait_entry *we);
+static void op_unlink_locked(struct hx_wait_op *op);
+static int64_t watchdog(int64_t now);
+
+static const struct hx_waiter_ops waiter_ops = {
+	.entry_done = entry_done,
+	.watchdog = watchdog,
+	.release = hx_reg_release_waitable,
+};
+
+/* ---- wait slots -------------------------------------------------------- */
+
+static int pool_grow_locked(struct slot_pool *pool, enum slot_kind kind)
+{
+	struct slot_chunk **nc;
+	struct slot_chunk *c;
+	uint32_t *nf;
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	if (kind == SLOT_HOST) {
+		void *mem = NULL;
+		hipError_t err = hx_rt.HostMalloc(&mem, SLOTS_PER_CHUNK * sizeof(uint64_t), 0);
+
+		if (err != hipSuccess || !mem) {
+			free(c);
+			hx_err("hipHostMalloc for wait slots failed (error %d)", (int)err);
+			return -ENOMEM;
+		}
+		memset(mem, 0, SLOTS_PER_CHUNK * sizeof(uint64_t));
+		c->mem = mem;
+	}
+	nc = realloc(pool->chunks, (pool->nchunks + 1) * sizeof(*nc));
+	if (nc)
+		pool->chunks = nc;
+	nf = realloc(pool->free_slots, (pool->nchunks + 1) * SLOTS_PER_CHUNK * sizeof(*nf));
+	if (nf)
+		pool->free_slots = nf;
+	if (!nc || !nf) {
+		/* Host memory stays with the runtime. */
+		free(c);
+		return -ENOMEM;
+	}
+	pool->chunks[pool->nchunks] = c;
+	for (uint32_t i = SLOTS_PER_CHUNK; i > 0; i--)
+		pool->free_slots[pool->nfree_slots++] = pool->nchunks * SLOTS_PER_CHUNK + i - 1;
+	pool->nchunks++;
+	return 0;
+}
+
+static int slot_alloc_locked(enum slot_kind kind, uint32_t *index, volatile uint64_t **slot,
+			     uint64_t *gen)
+{
+	struct slot_pool *pool = &hx_reg.pools[kind];
+	struct slot_chunk *c;
+	uint32_t i, k;
+
+	if (pool->nfree_slots == 0) {
+		int ret = pool_grow_locked(pool, kind);
+		if (ret)
+			return ret;
+	}
+	i = pool->free_slots[pool->nfree_slots - 1];
+	c = pool->chunks[i / SLOTS_PER_CHUNK];
+	k = i % SLOTS_PER_CHUNK;
+	if (kind == SLOT_SIGNAL && !c->sig[k]) {
+		void *mem = NULL;
+		hipError_t err = hx_rt.ExtMallocWithFlags ?
+					 hx_rt.ExtMallocWithFlags(&mem, sizeof(uint64_t),
+								  HX_MALLOC_SIGNAL_MEMORY) :
+					 hipErrorNotSupported;
+
+		if (err != hipSuccess || !mem) {
+			hx_err("hipExtMallocWithFlags(hipMallocSignalMemory) for a wait slot failed "
+			       "(error %d)", (int)err);
+			return -ENOMEM;
+		}
+		/* The runtime's signal memory: the word is written only by us. */
+		c->sig[k] = mem;
+		*c->sig[k] = 0;
+	}
+	pool->nfree_slots--;
+	*index = i;
+	*slot = kind == SLOT_HOST ? &c->mem[k] : c->sig[k];
+	/* Values only grow: a stream still reading an older value of this
+	 * slot (>= its own gen) stays released. */
+	*gen = c->last[k] + 1;
+	return 0;
+}
+
+/* The slot is free again once written (released) or never enqueued. */
+static void slot_free_locked(enum slot_kind kind, uint32_t index, uint64_t written)
+{
+	struct slot_pool *pool = &hx_reg.pools[kind];
+	struct slot_chunk *c = pool->chunks[index / SLOTS_PER_CHUNK];
+
+	if (written > c->last[index % SLOTS_PER_CHUNK])
+		c->last[index % SLOTS_PER_CHUNK] = written;
+	pool->free_slots[pool->nfree_slots++] = index;
+}
+
+static void release_slot(volatile uint64_t *slot, uint64_t gen)
+{
+	__atomic_store_n(slot, gen, __ATOMIC_RELEASE);
+}
+
+/* ---- exit -------------------------------------------------------------- */
+
+/* Runs before the runtime's own exit-time teardown (it was registered
+ * later): a stream held by a wait that can no longer be satisfied would
+ * otherwise hang the runtime's destructors.  Pending waits are released. */
+static void at_exit(void)
+{
+	struct timespec until;
+	unsigned n = 0;
+
+	/* Another thread may be inside the shim; never wait for it for long. */
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += 100 * 1000 * 1000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	if (pthread_mutex_timedlock(&hx_reg.lock, &until) != 0)
+		return;
+	hx_reg.exiting = true;
+	for (struct hx_wait_op *op = hx_reg.ops; op; op = op->all_next) {
+		release_slot(op->slot, op->gen);
+		n++;
+	}
+	pthread_mutex_unlock(&hx_reg.lock);
+	if (n)
+		hx_warn("process exit with %u pending wait(s): released so the runtime can "
+			"drain its streams", n);
+}
+
+
+static hipError_t check_capture(hipStream_t stream, const char *what)
+{
+	if (hx_runtime_capture_status(stream) != 0) {
+		hx_err("%s on a capturing stream %p is not supported", what, (void *)stream);
+		return hipErrorStreamCaptureUnsupported;
+	}
+	return hipSuccess;
+}
+
+static void op_release(struct hx_wait_op *op)
+{
+	pthread_mutex_lock(&hx_reg.lock);
+	release_slot(op->slot, op->gen);
+	op_unlink_locked(op);
+	slot_free_locked(op->slot_kind, op->slot_index, op->gen);
+	pthread_mutex_unlock(&hx_reg.lock);
+	free(op);
+}
+
+static void entry_done(struct hx_wait_entry *we)
+{
+	struct hx_sem_wait *e = container_of(we, struct hx_sem_wait, w);
+	struct hx_wait_op *op = e->op;
+	struct hx_sem *sem = e->sem;
+
+	HX_TRACE(wait, hx_reg_handle(sem), e->w.value, op->stream, op->enqueued_ns, hx_now_ns());
+	/* Under the lock: the watchdog reads entries that are not done, and
+	 * relies on their semaphore reference still being held. */
+	pthread_mutex_lock(&hx_reg.lock);
+	e->done = true;
+	pthread_mutex_unlock(&hx_reg.lock);
+	hx_sem_unref(sem);
+	if (atomic_fetch_sub_explicit(&op->remaining, 1, memory_order_acq_rel) == 1)
+		op_release(op);
+}
+
+static const char *wait_path_name(enum wait_path path)
+{
+	switch (path) {
+	case WAIT_PATH_STREAM_VALUE:
+		return "hipStreamWaitValue64 on host memory, released by the waiter thread";
+	case WAIT_PATH_SIGNAL_MEMORY:
+		return "hipStreamWaitValue64 on signal memory, released by the waiter thread";
+	case WAIT_PATH_HOST:
+		return "the calling thread blocks until the semaphores are signaled";
+	default:
+		return "not chosen yet";
+	}
+}
+
+/*
+ * The first choice is always the stream wait, whatever the device reports
+ * for hipDeviceAttributeCanUseStreamWaitValue: clr sets that attribute from
+ * aqlBarrierValue_ (whether the CP BARRIER_VALUE packet is used), which
+ * releases before ROCm 5.5 left at 0 on every GPU but gfx900/904/908/90a,
+ * while hipStreamWaitValue64 works on all of them (a blit kernel waits
+ * instead).  The value is read and reported, never acted upon.
+ */
+static enum wait_path choose_wait_path_locked(void)
+{
+	int hdev = 0, v = -1;
+
+	if (hx_reg.wait_path != WAIT_PATH_UNKNOWN)
+		return hx_reg.wait_path;
+	if (hx_rt.DeviceGetAttribute && hx_rt.GetDevice(&hdev) == hipSuccess &&
+	    hx_rt.DeviceGetAttribute(&v, hipDeviceAttributeCanUseStreamWaitValue, hdev) !=
+		    hipSuccess)
+		v = -1;
+	hx_reg.wait_value_attr = v;
+	if (hx_getenv_long("HIPEXTSEM_HOST_WAIT", 0, 0, 1)) {
+		hx_reg.wait_path = WAIT_PATH_HOST;
+		snprintf(hx_reg.wait_path_why, sizeof(hx_reg.wait_path_why), "HIPEXTSEM_HOST_WAIT=1");
+		hx_info("waits block the calling thread (HIPEXTSEM_HOST_WAIT=1)");
+		return hx_reg.wait_path;
+	}
+	hx_reg.wait_path = WAIT_PATH_STREAM_VALUE;
+	snprintf(hx_reg.wait_path_why, sizeof(hx_reg.wait_path_why),
+		 "the default; hipDeviceAttributeCanUseStreamWaitValue reads %d%s", v,
+		 v == 0 ? " (it only says whether the CP barrier-value packet is used)" : "");
+	hx_info("waits use hipStreamWaitValue64 released by the waiter thread "
+		"(HIP device %d reports hipDeviceAttributeCanUseStreamWaitValue = %d%s)", hdev, v,
+		v == 0 ? ", which does not stop hipStreamWaitValue64 from working" : "");
+	return hx_reg.wait_path;
+}
+
+/* The runtime refused to enqueue the stream wait on a valid stream: move
+ * one step down the wait paths.  Logged once per step, with the reason. */
+static enum wait_path fall_back_locked(enum wait_path failed, hipError_t err)
+{
+	if (hx_reg.wait_path != failed)
+		return hx_reg.wait_path; /* another thread moved on already */
+	if (failed == WAIT_PATH_STREAM_VALUE && hx_rt.ExtMallocWithFlags) {
+		hx_reg.wait_path = WAIT_PATH_SIGNAL_MEMORY;
+		snprintf(hx_reg.wait_path_why, sizeof(hx_reg.wait_path_why),
+			 "hipStreamWaitValue64 on host memory failed with error %d", (int)err);
+		hx_warn("hipStreamWaitValue64 refused host memory (error %d; clr does so with "
+			"GPU_STREAMOPS_CP_WAIT=1): waits now use hipMallocSignalMemory slots, "
+			"still asynchronous", (int)err);
+	} else {
+		hx_reg.wait_path = WAIT_PATH_HOST;
+		snprintf(hx_reg.wait_path_why, sizeof(hx_reg.wait_path_why),
+			 "the runtime refused every stream wait (hipStreamWaitValue64 on %s "
+			 "memory: error %d)", failed == WAIT_PATH_SIGNAL_MEMORY ? "signal" : "host",
+			 (int)err);
+		hx_warn("the runtime cannot enqueue hipStreamWaitValue64 (error %d on %s memory): "
+			"waits now BLOCK THE CALLING THREAD until their semaphores are signaled; "
+			"a wait whose signal the same thread issues later will hang", (int)err,
+			failed == WAIT_PATH_SIGNAL_MEMORY ? "signal" : "host");
+	}
+	return hx_reg.wait_path;
+}
+
+/* Is `stream` a stream the runtime knows?  Answered by hipStreamQuery,
+ * which clr fails with hipErrorContextIsDestroyed (709) or
+ * hipErrorInvalidHandle for a handle that names no live stream. */
+static bool stream_is_valid(hipStream_t stream)
+{
+	hipError_t err;
+
+	if (!hx_rt.StreamQuery)
+		return true;
+	err = hx_rt.StreamQuery(stream);
+	return err == hipSuccess || err == hipErrorNotReady;
+}
+
+static hipError_t host_wait(struct hx_sem **sems, const void *params, unsigned n,
+			    hipStream_t stream)
+{
+	hipError_t err = hipSuccess;
+
+	/* Every argument is checked before the thread blocks: a destroyed
+	 * stream must not turn into a wait that never ends. */
+	if (!stream_is_valid(stream)) {
+		hx_err("hipWaitExternalSemaphoresAsync: stream %p is not a valid stream",
+		       (void *)stream);
+		return hipErrorInvalidValue;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t point = sems[i]->w.timeline ? hx_abi_wait_value(params, i) : 0;
+		int64_t start = hx_now_ns();
+		bool reported = false;
+		int ret;
+
+		/* Wait in slices of HIPEXTSEM_STUCK_MS so that a wait that
+		 * never ends is reported, as the waiter's watchdog does. */
+		for (;;) {
+			int64_t until = hx_reg.stuck_ns ? hx_now_ns() + hx_reg.stuck_ns : INT64_MAX;
+
+			ret = hx_sync_wait_one(&hx_reg.dev, sems[i]->w.handle, point, until);
+			if (ret != -ETIME || !hx_reg.stuck_ns)
+				break;
+			if (!reported) {
+				hx_warn("stuck wait: the calling thread has waited %.1f s for %s "
+					"semaphore %p (syncobj %u) to reach %llu (HIPEXTSEM_HOST_WAIT "
+					"path)", (double)(hx_now_ns() - start) / 1e9,
+					sems[i]->w.timeline ? "timeline" : "binary", hx_reg_handle(sems[i]),
+					sems[i]->w.handle, (unsigned long long)point);
+				reported = true;
+			}
+		}
+		if (ret == 0 && !sems[i]->w.timeline)
+			ret = hx_sync_reset(&hx_reg.dev, sems[i]->w.handle);
+		if (ret && !err) {
+			hx_err("host-side wait on syncobj %u failed: %s", sems[i]->w.handle,
+			       strerror(-ret));
+			err = hipErrorOperatingSystem;
+		}
+	}
+	return err;
+}
+
+static void op_link_locked(struct hx_wait_op *op)
+{
+	op->all_next = NULL;
+	op->all_prev = hx_reg.ops_tail;
+	if (hx_reg.ops_tail)
+		hx_reg.ops_tail->all_next = op;
+	else
+		hx_reg.ops = op;
+	hx_reg.ops_tail = op;
+	hx_reg.npending_waits++;
+	if (!hx_reg.watch)
+		hx_reg.watch = op;
+}
+
+static void op_unlink_locked(struct hx_wait_op *op)
+{
+	if (hx_reg.watch == op)
+		hx_reg.watch = op->all_next;
+	if (op->all_prev)
+		op->all_prev->all_next = op->all_next;
+	else
+		hx_reg.ops = op->all_next;
+	if (op->all_next)
+		op->all_next->all_prev = op->all_prev;
+	else
+		hx_reg.ops_tail = op->all_prev;
+	hx_reg.npending_waits--;
+}
+
+/*
+ * Takes a slot of the path's kind, makes the op pending (visible to the
+ * watchdog and to exit) and enqueues the stream's wait on the slot, with
+ * one lock round for the bookkeeping.  On failure nothing is held and the
+ * result is the runtime's own answer.  *kick: the waiter must be woken for
+ * the watchdog.
+ */
+static hipError_t enqueue_stream_wait(struct hx_wait_op *op, enum wait_path path,
+				      hipStream_t stream, bool *kick)
+{
+	enum slot_kind kind = path == WAIT_PATH_SIGNAL_MEMORY ? SLOT_SIGNAL : SLOT_HOST;
+	hipError_t err;
+	int ret;
+
+	pthread_mutex_lock(&hx_reg.lock);
+	ret = slot_alloc_locked(kind, &op->slot_index, &op->slot, &op->gen);
+	if (ret) {
+		pthread_mutex_unlock(&hx_reg.lock);
+		return hipErrorOutOfMemory;
+	}
+	if (!hx_reg.atexit_registered) {
+		atexit(at_exit);
+		hx_reg.atexit_registered = true;
+	}
+	op->slot_kind = kind;
+	/* The waiter sleeps until its next watchdog check at most: wake it
+	 * only if this wait would be due before that. */
+	*kick = hx_reg.stuck_ns && !hx_reg.watch && hx_reg.waiter_wakes_at > op->enqueued_ns + hx_reg.stuck_ns;
+	op_link_locked(op);
+	if (hx_reg.exiting)
+		release_slot(op->slot, op->gen);
+	pthread_mutex_unlock(&hx_reg.lock);
+
+	err = hx_rt.StreamWaitValue64(stream, (void *)op->slot, op->gen, hipStreamWaitValueGte,
+				      ~0ull);
+	if (err) {
+		pthread_mutex_lock(&hx_reg.lock);
+		op_unlink_locked(op);
+		slot_free_locked(kind, op->slot_index, 0);
+		pthread_mutex_unlock(&hx_reg.lock);
+		*kick = false;
+	}
+	return err;
+}
+
+hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
+		      hipStream_t stream)
+{
+	static const char what[] = "hipWaitExternalSemaphoresAsync";
+	struct hx_sem *local[LOCAL_SEMS];
+	struct hx_wait_op *op;
+	struct hx_sem **sems;
+	enum wait_path path;
+	hipError_t err;
+	bool kick = false;
+
+	if (!hx_reg_init())
+		return hipErrorNotInitialized;
+	FORWARD_IF_UNUSABLE(WaitExternalSemaphoresAsync, hs, params, n, stream);
+	err = hx_reg_prepare_op(what, hs, params, n, true, sizeof(*op) + (size_t)n * sizeof(op->entries[0]),
+		      (void **)&op, &sems, local);
+	if (err || !op)
+		return err;
+	err = check_capture(stream, what);
+	if (err)
+		goto unref;
+
+	path = atomic_load_explicit(&hx_reg.wait_path, memory_order_acquire);
+	if (path == WAIT_PATH_UNKNOWN) {
+		pthread_mutex_lock(&hx_reg.lock);
+		path = choose_wait_path_locked();
+		pthread_mutex_unlock(&hx_reg.lock);
+	}
+	if (path == WAIT_PATH_HOST) {
+		/* Done once it returns: the same clean-up as a failure. */
+		err = host_wait(sems, params, n, stream);
+		goto unref;
+	}
+	if (hx_waiter_start(&hx_reg.dev, &waiter_ops)) {
+		err = hipErrorOperatingSystem;
+		goto unref;
+	}
+
+	/* Complete before the op becomes visible (the watchdog reads it). */
+	op->stream = stream;
+	op->count = n;
+	op->enqueued_ns = hx_now_ns();
+	atomic_init(&op->remaining, n + 1); /* +1 until every entry is queued */
+	for (unsigned i = 0; i < n; i++) {
+		struct hx_sem_wait *e = &op->entries[i];
+
+		e->op = op;
+		e->sem = sems[i];
+		e->done = false;
+		e->w.obj = &sems[i]->w;
+		e->w.value = sems[i]->w.timeline ? hx_abi_wait_value(params, i) : 0;
+		e->w.next = i + 1 < n ? &op->entries[i + 1].w : NULL;
+	}
+	for (;;) {
+		err = enqueue_stream_wait(op, path, stream, &kick);
+		if (!err)
+			break;
+		if (err == hipErrorOutOfMemory)
+			goto unref;
+		/* A refusal is the stream's fault or the primitive's: only
+		 * the second is a reason to change paths. */
+		if (!stream_is_valid(stream)) {
+			err = hx_reg_map_enqueue_error(err, "hipStreamWaitValue64", stream);
+			goto unref;
+		}
+		pthread_mutex_lock(&hx_reg.lock);
+		path = fall_back_locked(path, err);
+		pthread_mutex_unlock(&hx_reg.lock);
+		if (path == WAIT_PATH_HOST) {
+			err = host_wait(sems, params, n, stream);
+			goto unref;
+		}
+	}
+
+	/* From here on the stream is held: every path must end in a release. */
+	if (kick)
+		hx_waiter_kick();
+	hx_dbg("%s: %u semaphore(s) on stream %p, slot %u gen %llu", what, n, (void *)stream,
+	       op->slot_index, (unsigned long long)op->gen);
+	hx_waiter_submit(&op->entries[0].w);
+	hx_reg_free_sems(sems, local);
+	/* Drop the guard; the op may be gone after this. */
+	if (atomic_fetch_sub_explicit(&op->remaining, 1, memory_order_acq_rel) == 1)
+		op_release(op);
+	return hipSuccess;
+
+unref:
+	hx_reg_unref_all(sems, n);
+	hx_reg_free_sems(sems, local);
+	free(op);
+	return err;
+}
+
+int hx_op_wait_path(int *attr, char *why, size_t len)
+{
+	enum wait_path path;
+
+	if (attr)
+		*attr = -1;
+	if (why && len)
+		why[0] = '\0';
+	if (!hx_reg_init() || !hx_runtime_usable()) {
+		if (why && len)
+			snprintf(why, len, "the HIP runtime has no usable device");
+		return -1;
+	}
+	pthread_mutex_lock(&hx_reg.lock);
+	path = choose_wait_path_locked();
+	if (attr)
+		*attr = hx_reg.wait_value_attr;
+	if (why && len)
+		snprintf(why, len, "%s: %s", wait_path_name(path), hx_reg.wait_path_why);
+	pthread_mutex_unlock(&hx_reg.lock);
+	return path == WAIT_PATH_HOST ? 1 : 0;
+}
+
+static void report_stuck_locked(struct hx_wait_op *op, int64_t now)
+{
+	for (unsigned i = 0; i < op->count; i++) {
+		struct hx_sem_wait *e = &op->entries[i];
+		uint64_t cur = 0;
+		const char *state = "";
+
+		if (e->done)
+			continue;
+		if (e->sem->w.timeline)
+			hx_sync_query(&hx_reg.dev, e->sem->w.handle, &cur);
+		else
+			state = hx_sync_poll(&hx_reg.dev, e->sem->w.handle, 0) == 0 ? " (signaled)"
+									      : " (unsignaled)";
+		hx_warn("stuck wait: stream %p has waited %.1f s for %s semaphore %p (syncobj %u) "
+			"to reach %llu; current value %llu%s",
+			(void *)op->stream, (double)(now - op->enqueued_ns) / 1e9,
+			e->sem->w.timeline ? "timeline" : "binary", hx_reg_handle(e->sem), e->sem->w.handle,
+			(unsigned long long)e->w.value, (unsigned long long)cur, state);
+		HX_TRACE(stuck, hx_reg_handle(e->sem), e->w.value, cur, op->stream, op->enqueued_ns, now);
+	}
+}
+
+static int64_t watchdog(int64_t now)
+{
+	int64_t next = INT64_MAX;
+
+	if (!hx_reg.stuck_ns)
+		return INT64_MAX;
+	pthread_mutex_lock(&hx_reg.lock);
+	/* Waits are in enqueue order: only the oldest unreported one can be
+	 * due next, so each wait is looked at once. */
+	while (hx_reg.watch && hx_reg.watch->enqueued_ns + hx_reg.stuck_ns <= now) {
+		report_stuck_locked(hx_reg.watch, now);
+		hx_reg.watch = hx_reg.watch->all_next;
+	}
+	if (hx_reg.watch) {
+		next = hx_reg.watch->enqueued_ns + hx_reg.stuck_ns;
+		hx_reg.watchdog_idle = false;
+	} else if (!hx_reg.watchdog_idle) {
+		/* Nothing pending: one more look a period from now rather
+		 * than none, so that a wait enqueued meanwhile (the next
+		 * frame's, usually) is covered without waking the thread. */
+		next = now + hx_reg.stuck_ns;
+		hx_reg.watchdog_idle = true;
+	}
+	hx_reg.waiter_wakes_at = next;
+	pthread_mutex_unlock(&hx_reg.lock);
+	return next;
+}
+
+/* Validates a wait array as hx_op_wait does, without a stream: used when
+ * the wait becomes a graph node (at node creation and before each launch,
+ * so a semaphore destroyed since then fails the launch cleanly). */
+hipError_t hx_op_wait_validate(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
+			       const char *what)
+{
+	return hx_reg_validate_args(what, hs, params, n, true, NULL);
+}
