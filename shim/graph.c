@@ -6,7 +6,7 @@
  * which neither answers for the graph's nodes.  A shim handle never reaches
  * the runtime's graph API.
  */
-#include "graph_internal.h"
+#include "graph_common.h"
 #include "intercept.h"
 #include "log.h"
 #include "ops.h"

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph_internal.h"
+#include "graph_common.h"
 #include "intercept.h"
 #include "log.h"
 #include "ops.h"

@@ -3,8 +3,8 @@
  * What the graph files share (graph.c dispatches to graph_signal.c and
  * graph_wait.c; those two never call each other).
  */
-#ifndef HIPEXTSEM_GRAPH_INTERNAL_H
-#define HIPEXTSEM_GRAPH_INTERNAL_H
+#ifndef HIPEXTSEM_GRAPH_COMMON_H
+#define HIPEXTSEM_GRAPH_COMMON_H
 
 #include <stdbool.h>
 
