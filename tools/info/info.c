@@ -207,7 +207,7 @@ static void collect_nodes(struct report *r)
 			probe_node(r->node_env, &r->nodes[r->n_nodes++]);
 	}
 
-	/* Which node the shim would pick, asked the way shim/sem.c asks: a
+	/* Which node the shim would pick, asked the way shim/registry.c asks: a
 	 * timeline-capable node first, any syncobj node otherwise.  The HIP
 	 * device's PCI bus id is unknown without loading the runtime: with
 	 * several GPUs the shim may prefer another node (its log says). */

@@ -1141,7 +1141,7 @@ static void open_render_node(int dev)
 	const char *env = getenv("HIPEXTSEM_RENDER_NODE");
 	int ret;
 
-	/* Asked as the shim asks (shim/sem.c): the HIP device's node, the
+	/* Asked as the shim asks (shim/registry.c): the HIP device's node, the
 	 * override, a timeline-capable node first. */
 	opts.node_path = env && *env ? env : NULL;
 	opts.allow_eventfd = true;
