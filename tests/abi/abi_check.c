@@ -13,19 +13,7 @@
 #include "hipextsem/hip_abi.h"
 #include "hipextsem/hip_devprop.h"
 
-static int nchecks;
-
-#define MEMBER_SIZE(T, f) sizeof(((T *)0)->f)
-#define SAME_FIELD(R, M, f, mf)                                                        \
-	_Static_assert(offsetof(R, f) == offsetof(M, mf), #R "." #f " offset");         \
-	_Static_assert(MEMBER_SIZE(R, f) == MEMBER_SIZE(M, mf), #R "." #f " size");     \
-	nchecks++
-#define SAME_SIZE(R, M)                                                                \
-	_Static_assert(sizeof(R) == sizeof(M), "sizeof " #R);                           \
-	nchecks++
-#define SAME_VALUE(a, b)                                                               \
-	_Static_assert((long long)(a) == (long long)(b), #a " == " #b);                 \
-	nchecks++
+#include "abi_check.h"
 
 static void check_structs(void)
 {
