@@ -1,24 +1,32 @@
 #!/bin/sh
 # install_test.sh MESON BUILDDIR SCRATCH PROBE PYTHON VERSION PREFIX BINDIR LIBDIR MANDIR
+#                 REGRESS_APP REGRESS_RUNTIME_DIR REGRESS_PROBE
 #
 # `meson install --destdir` into a scratch directory, then runs the
 # installed tools from there: the installed hipextsem-run must preload the
 # installed libextsem.so (found relative to itself, no HIPEXTSEM_LIBRARY),
-# the installed hipextsem-info must check that same copy, and the
-# pkg-config file and man pages must be in place.
+# the installed hipextsem-info must check that same copy, the installed
+# hipextsem-regress must preload it too (no --shim, no HIPEXTSEM_SHIM):
+# REGRESS_APP on the runtime in REGRESS_RUNTIME_DIR passes, REGRESS_PROBE
+# (whose output says whether the shim is loaded) fails; and the pkg-config
+# file and man pages must be in place.
 set -u
-[ $# -eq 10 ] || { echo "usage: install_test.sh MESON BUILDDIR SCRATCH PROBE PYTHON VERSION PREFIX BINDIR LIBDIR MANDIR" >&2; exit 2; }
+[ $# -eq 13 ] || { echo "usage: install_test.sh MESON BUILDDIR SCRATCH PROBE PYTHON VERSION PREFIX BINDIR LIBDIR MANDIR REGRESS_APP REGRESS_RUNTIME_DIR REGRESS_PROBE" >&2; exit 2; }
 meson=$1 build=$2 scratch=$3 probe=$4 python=$5 version=$6 prefix=$7 bindir=$8 libdir=$9
 shift 9
-mandir=$1
+mandir=$1 regress_app=$2 regress_rt=$3 regress_probe=$4
 
 # meson hands over paths relative to the build directory.
-probe=$(cd "$(dirname -- "$probe")" && pwd)/$(basename -- "$probe")
+abs() { printf '%s/%s' "$(cd "$(dirname -- "$1")" && pwd)" "$(basename -- "$1")"; }
+probe=$(abs "$probe")
+regress_app=$(abs "$regress_app")
+regress_rt=$(cd "$regress_rt" && pwd)
+regress_probe=$(abs "$regress_probe")
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 dest=$(mktemp -d "$scratch/install.XXXXXX") || exit 99
 trap 'rm -rf "$dest"' EXIT
-unset LD_PRELOAD HIPEXTSEM_LIBRARY HIPEXTSEM_DEBUG HIPEXTSEM_TRACE HIPEXTSEM_RENDER_NODE
+unset LD_PRELOAD HIPEXTSEM_LIBRARY HIPEXTSEM_SHIM HIPEXTSEM_DEBUG HIPEXTSEM_TRACE HIPEXTSEM_RENDER_NODE
 
 "$meson" install -C "$build" --destdir "$dest" >"$dest.log" 2>&1 ||
 	{ cat "$dest.log" >&2; rm -f "$dest.log"; fail "meson install failed"; }
@@ -29,15 +37,15 @@ case $bindir in /*) bin=$dest$bindir ;; *) bin=$root/$bindir ;; esac
 case $libdir in /*) lib=$dest$libdir ;; *) lib=$root/$libdir ;; esac
 case $mandir in /*) man=$dest$mandir ;; *) man=$root/$mandir ;; esac
 
-for f in "$bin/hipextsem-run" "$bin/hipextsem-info"; do
-	[ -f "$f" ] && [ -x "$f" ] || fail "$f not installed (or not executable)"
-done
-for f in "$lib/libextsem.so" "$lib/pkgconfig/hipextsem.pc" \
-	"$man/man1/hipextsem-run.1" "$man/man1/hipextsem-info.1"; do
+tools="hipextsem-run hipextsem-info hipextsem-regress hipextsem-abicheck"
+for t in $tools; do
+	[ -f "$bin/$t" ] && [ -x "$bin/$t" ] || fail "$bin/$t not installed (or not executable)"
+	f=$man/man1/$t.1
 	[ -f "$f" ] || fail "$f not installed"
+	head -n 20 "$f" | grep -q "^\.TH $(echo "$t" | tr a-z A-Z) 1 " || fail "$f is not $t's man page"
 done
-for f in "$man/man1/hipextsem-run.1" "$man/man1/hipextsem-info.1"; do
-	head -n 20 "$f" | grep -q '^\.TH ' || fail "$f is not a man page"
+for f in "$lib/libextsem.so" "$lib/pkgconfig/hipextsem.pc"; do
+	[ -f "$f" ] || fail "$f not installed"
 done
 shim=$(cd "$lib" && pwd -P)/libextsem.so
 echo "installed into $dest"
@@ -71,11 +79,28 @@ PY
 rc=$?
 [ $rc -le 1 ] || fail "installed hipextsem-run --check exited $rc (hipextsem-info not found?)"
 
+# The installed regression check, with no shim named: it preloads the
+# installed copy, passes a HIP program the shim must not change, and
+# catches a program whose output does change.
+out=$("$bin/hipextsem-regress" --version) || fail "installed hipextsem-regress --version failed"
+[ "$out" = "hipextsem-regress $version" ] || fail "hipextsem-regress --version says '$out'"
+"$bin/hipextsem-regress" --env "LD_LIBRARY_PATH=$regress_rt" "$regress_app" nosem >"$dest/out" 2>&1 ||
+	{ cat "$dest/out" >&2; fail "installed hipextsem-regress: $regress_app nosem differs with the shim"; }
+grep -qxF "hipextsem-regress: 1 passed, 0 failed (shim: $shim)" "$dest/out" ||
+	{ cat "$dest/out" >&2; fail "installed hipextsem-regress did not use the installed library"; }
+"$bin/hipextsem-regress" "$regress_probe" >"$dest/out" 2>&1
+rc=$?
+[ $rc -eq 1 ] && grep -qxF "hipextsem-regress: 0 passed, 1 failed (shim: $shim)" "$dest/out" ||
+	{ cat "$dest/out" >&2; fail "installed hipextsem-regress missed the probe's difference (status $rc)"; }
+
 if command -v pkg-config >/dev/null 2>&1; then
 	v=$(PKG_CONFIG_PATH="$lib/pkgconfig" pkg-config --variable=libextsem hipextsem) ||
 		fail "pkg-config cannot read hipextsem.pc"
 	case $libdir in /*) want=$libdir/libextsem.so ;; *) want=$prefix/$libdir/libextsem.so ;; esac
 	[ "$v" = "$want" ] || fail "pkg-config libextsem=$v, expected $want"
+	v=$(PKG_CONFIG_PATH="$lib/pkgconfig" pkg-config --variable=hipextsem_regress hipextsem)
+	case $bindir in /*) want=$bindir/hipextsem-regress ;; *) want=$prefix/$bindir/hipextsem-regress ;; esac
+	[ "$v" = "$want" ] || fail "pkg-config hipextsem_regress=$v, expected $want"
 	v=$(PKG_CONFIG_PATH="$lib/pkgconfig" pkg-config --modversion hipextsem)
 	[ "$v" = "$version" ] || fail "pkg-config version $v"
 fi
