@@ -994,8 +994,11 @@ static void t_versions(void)
 	unsigned int major, minor;
 	const char *want = getenv("CPUHIP_ROCM");
 	if (want && sscanf(want, "%u.%u", &major, &minor) == 2) {
-		/* an explicit release: its version, build 0 */
-		CHECK(rv == (int)(major * 10000000 + minor * 100000));
+		/* an explicit release: its version, build 0, unless it is the
+		 * flavour's own (5.2 or 6.3), which keeps its real build */
+		int base = (int)(major * 10000000 + minor * 100000);
+		CHECK(rv == base || (rv / 100000 == base / 100000 &&
+				     (rv == 50221153 || rv / 100000 == 603)));
 	} else {
 #if CPUHIP_ABI == 5
 		CHECK(rv == 50221153);
@@ -1021,7 +1024,9 @@ static void t_device(void)
 	const char *nowv = getenv("CPUHIP_NO_STREAM_WAIT_VALUE");
 	const char *attrs = getenv("CPUHIP_DEVICE_ATTRS");
 	int zero = attrs && strcmp(attrs, "zero") == 0;
-	CHECK(v == ((zero || (nowv && strcmp(nowv, "1") == 0)) ? 0 : 1));
+	/* an explicit release before 5.5 reads 0 on gfx1030 (clr 261620a2e) */
+	int old_rel = getenv("CPUHIP_ROCM") && rel() < 505;
+	CHECK(v == ((zero || old_rel || (nowv && strcmp(nowv, "1") == 0)) ? 0 : 1));
 	CHECK_ERR(hipDeviceGetAttribute(&v, hipDeviceAttributeCanUseStreamWaitValue, 1),
 		  hipErrorInvalidDevice);
 	CHECK_ERR(hipDeviceGetAttribute(NULL, HX_DEVATTR_PCI_BUS_ID, 0), hipErrorInvalidValue);
