@@ -37,8 +37,10 @@
 
 #if CPUHIP_ABI == 5
 #define RUNTIME_VERSION 50221153 /* HIP 5.2.21153, Debian's libamdhip64-5 */
+#define DEFAULT_RELEASE 502
 #else
 #define RUNTIME_VERSION 60342134 /* HIP 6.3.42134 */
+#define DEFAULT_RELEASE 603
 #endif
 
 #define WAIT_VALUE_SPIN_NS 20000
@@ -46,9 +48,15 @@
 #define EVENT_SPIN_NS 100000
 
 /* What clr answers for a stream handle that names no live stream (a
- * destroyed or garbage hipStream_t): hip::isValid() fails and the call
- * returns hipErrorContextIsDestroyed (hip-tests check this since 5.2). */
+ * destroyed or garbage hipStream_t): hip::isValid() (hip_stream.cpp) fails
+ * and the call returns hipErrorContextIsDestroyed, 5.2 to 6.4.3; the calls
+ * that answer otherwise say so where they are defined. */
 #define STREAM_GONE ((hipError_t)709)
+
+/* The ROCm release played (CPUHIP_ROCM=M.m), major * 100 + minor.  Where
+ * clr's answers changed between releases, the code below asks for it; the
+ * README lists every such place with its clr source. */
+static int release = DEFAULT_RELEASE;
 
 /* ------------------------------------------------------------------ */
 /* Data structures                                                     */
@@ -120,6 +128,7 @@ struct hwq {
 	pid_t tid;
 	bool started;
 	struct stream *owner; /* private queue: exits once the owner is gone */
+	unsigned int users; /* shared queue: live streams mapped onto it */
 };
 
 struct stream {
@@ -170,8 +179,7 @@ static struct {
 	unsigned int nstreams_alive;
 
 	unsigned int max_hw_queues; /* 0: one private queue per stream */
-	struct hwq **shared_q;
-	unsigned int next_shared;
+	struct hwq **shared_q[3]; /* one pool per priority (high, normal, low) */
 
 	/* callback handler thread */
 	bool cb_started;
@@ -298,6 +306,7 @@ static enum broken_mode broken_mode(void)
 }
 
 static void stream_unref_locked(struct stream *s);
+static void ensure_init(void);
 
 static void pts_destructor(void *p)
 {
@@ -313,6 +322,8 @@ static void pts_destructor(void *p)
 	s->dead = true;
 	if (s->q && s->q->owner == s)
 		pthread_cond_signal(&s->q->work);
+	else if (s->q)
+		s->q->users--;
 	stream_unref_locked(s);
 	pthread_mutex_unlock(&g.lock);
 }
@@ -337,6 +348,47 @@ static void parse_pci(void)
 	}
 }
 
+/* CPUHIP_ROCM=M.m: the release whose answers to play.  The flavour fixes
+ * the ABI, so abi5 plays 5.x releases and abi6 6.x and 7.x ones (7.x keeps
+ * the 6.x layouts); anything else keeps the flavour's default, loudly. */
+static int parse_release(const char *e)
+{
+	unsigned int major, minor;
+	int rel;
+
+	if (!e || !*e)
+		return DEFAULT_RELEASE;
+	if (sscanf(e, "%u.%u", &major, &minor) != 2 || minor > 99) {
+		fprintf(stderr, "cpuhip: CPUHIP_ROCM=%s is not M.m; playing %d.%d\n", e,
+			DEFAULT_RELEASE / 100, DEFAULT_RELEASE % 100);
+		return DEFAULT_RELEASE;
+	}
+	rel = (int)(major * 100 + minor);
+	if ((CPUHIP_ABI == 5 && major != 5) || (CPUHIP_ABI == 6 && (major < 6 || major > 7))) {
+		fprintf(stderr, "cpuhip: CPUHIP_ROCM=%s does not match the abi%d flavour; playing %d.%d\n",
+			e, CPUHIP_ABI, DEFAULT_RELEASE / 100, DEFAULT_RELEASE % 100);
+		return DEFAULT_RELEASE;
+	}
+	return rel;
+}
+
+int cpuhip_release(void)
+{
+	ensure_init();
+	return release;
+}
+
+/* HIP_VERSION as clr's hipRuntimeGetVersion and hipDriverGetVersion both
+ * answer it (hip_context.cpp): major * 10^7 + minor * 10^5 + build.  A
+ * release chosen with CPUHIP_ROCM reports build 0 (cpuhip is no build). */
+static int runtime_version(void)
+{
+	ensure_init();
+	if (release == DEFAULT_RELEASE)
+		return RUNTIME_VERSION;
+	return (release / 100) * 10000000 + (release % 100) * 100000;
+}
+
 static void global_init(void)
 {
 	cond_init_mono(&g.progress);
@@ -347,7 +399,8 @@ static void global_init(void)
 		long n = strtol(e, NULL, 10);
 		if (n > 0 && n < 1024) {
 			g.max_hw_queues = (unsigned int)n;
-			g.shared_q = calloc(n, sizeof(*g.shared_q));
+			for (int p = 0; p < 3; p++)
+				g.shared_q[p] = calloc(n, sizeof(*g.shared_q[p]));
 		}
 	}
 	/* ROCm release variants of hipDeviceGetAttribute (README.md): the
@@ -355,14 +408,28 @@ static void global_init(void)
 	 * the wait/write-value calls keep working. */
 	e = getenv("CPUHIP_NO_STREAM_WAIT_VALUE");
 	g.no_wait_value = e && strcmp(e, "1") == 0;
+	/* An explicit release before clr 261620a2e (Oct 2022, first tagged
+	 * in rocm-5.6.0; 5.5 has it) reads 0 on this gfx1030 device.  The
+	 * abi5 default keeps 1 so that the default suites run the common
+	 * case; the attr0 suites play the other. */
+	release = parse_release(getenv("CPUHIP_ROCM"));
+	e = getenv("CPUHIP_ROCM");
+	if (e && *e && release < 505)
+		g.no_wait_value = true;
 	e = getenv("CPUHIP_DEVICE_ATTRS");
 	g.attrs_zero = e && strcmp(e, "zero") == 0;
 	/* clr's flag (rocclr/utils/flags.hpp): stream waits use the CP
 	 * barrier-value packet, which needs signal memory. */
 	e = getenv("GPU_STREAMOPS_CP_WAIT");
 	g.cp_wait = e && (strcmp(e, "1") == 0 || strcmp(e, "true") == 0);
+	/* The 7.x tree keeps failures (HIP_UPDATE_ERROR_STATE); the knob
+	 * overrides the release's choice either way. */
+	last_error_failures_only = release >= 700;
 	e = getenv("CPUHIP_LAST_ERROR");
-	last_error_failures_only = e && strcmp(e, "failures") == 0;
+	if (e && strcmp(e, "failures") == 0)
+		last_error_failures_only = true;
+	else if (e && strcmp(e, "all") == 0)
+		last_error_failures_only = false;
 	e = getenv("CPUHIP_STREAM_WAIT");
 	g.wait_refused = e && strcmp(e, "refuse") == 0;
 	parse_pci();
@@ -464,6 +531,34 @@ static struct hwq *hwq_new_locked(struct stream *owner)
 	return q;
 }
 
+/*
+ * The hardware queue of a new stream under GPU_MAX_HW_QUEUES=N, as rocclr's
+ * Device::acquireQueue / getQueueFromPool choose it
+ * (rocclr/device/rocm/rocdevice.cpp, rocm-5.6.0 to 6.4.3 alike): one pool
+ * per priority; while a pool holds fewer than N queues, an idle queue of it
+ * is reused, else a new one is created; a full pool hands out its least
+ * used queue (the first of equals).  Streams of different priorities never
+ * share a queue, so only streams of one priority block each other.
+ */
+static struct hwq *shared_queue_locked(int priority)
+{
+	struct hwq **pool = g.shared_q[priority + 1];
+	struct hwq *best = NULL;
+	unsigned int n = 0;
+
+	while (n < g.max_hw_queues && pool[n])
+		n++;
+	for (unsigned int i = 0; i < n; i++)
+		if (n < g.max_hw_queues ? !best && pool[i]->users == 0
+					: !best || pool[i]->users < best->users)
+			best = pool[i];
+	if (!best && n < g.max_hw_queues)
+		best = pool[n] = hwq_new_locked(NULL);
+	if (best)
+		best->users++;
+	return best;
+}
+
 static struct stream *stream_new_locked(unsigned int flags, int priority, bool is_null)
 {
 	struct stream *s = calloc(1, sizeof(*s));
@@ -474,10 +569,7 @@ static struct stream *stream_new_locked(unsigned int flags, int priority, bool i
 	s->is_null = is_null;
 	s->refs = 1; /* the registry's (or the null stream's) reference */
 	if (g.max_hw_queues) {
-		unsigned int i = g.next_shared++ % g.max_hw_queues;
-		if (!g.shared_q[i])
-			g.shared_q[i] = hwq_new_locked(NULL);
-		s->q = g.shared_q[i];
+		s->q = shared_queue_locked(priority);
 	} else {
 		s->q = hwq_new_locked(s);
 	}
@@ -553,7 +645,9 @@ static void cmd_free_locked(struct cmd *c)
 	free(c);
 }
 
-/* Append the implicit dependencies of the legacy null stream. */
+/* Append the implicit dependencies of the legacy null stream (clr
+ * hip_context.cpp getNullStream -> Device::WaitActiveStreams; a blocking
+ * stream's work waits for the null stream's). */
 static int add_legacy_deps_locked(struct cmd *c, struct stream *s)
 {
 	if (s->is_null) {
@@ -649,6 +743,8 @@ static void *cb_main(void *arg)
 		pthread_mutex_unlock(&g.lock);
 
 		struct cmd *c = r->cmd;
+		/* clr StreamAddCallback::callback: the caller's handle and
+		 * hipSuccess, always (hip_event.hpp). */
 		if (c->kind == CMD_CALLBACK)
 			c->u.cb.fn(c->user_stream, hipSuccess, c->u.cb.data);
 		else
@@ -661,6 +757,11 @@ static void *cb_main(void *arg)
 	return NULL;
 }
 
+/* One handler thread for the process, and the queue stalls until the
+ * callback returns: rocvirtual.cpp hands host callbacks to
+ * hsa_amd_signal_async_handler, which ROCr runs on its one async-events
+ * thread, and clr's streamCallback_common enqueues a blocking marker
+ * behind the callback's (hip_stream.cpp). */
 static void run_callback(struct cmd *c)
 {
 	struct cb_req r = { .cmd = c };
@@ -844,7 +945,7 @@ CPUHIP_EXPORT hipError_t hipRuntimeGetVersion(int *v)
 {
 	if (!v)
 		return ret(hipErrorInvalidValue);
-	*v = RUNTIME_VERSION;
+	*v = runtime_version();
 	return ret(hipSuccess);
 }
 
@@ -852,7 +953,7 @@ CPUHIP_EXPORT hipError_t hipDriverGetVersion(int *v)
 {
 	if (!v)
 		return ret(hipErrorInvalidValue);
-	*v = RUNTIME_VERSION;
+	*v = runtime_version();
 	return ret(hipSuccess);
 }
 
@@ -873,6 +974,8 @@ CPUHIP_EXPORT hipError_t hipGetDevice(int *id)
 	return ret(hipSuccess);
 }
 
+/* clr hipSetDevice (hip_device_runtime.cpp): an id outside [0, count) ->
+ * hipErrorInvalidDevice. */
 CPUHIP_EXPORT hipError_t hipSetDevice(int id)
 {
 	ensure_init();
@@ -982,6 +1085,8 @@ CPUHIP_EXPORT hipError_t hipGetDevicePropertiesR0600(struct hx_device_prop_r0600
 }
 #endif
 
+/* hip_error.cpp: hipGetLastError reads and clears, hipPeekAtLastError
+ * reads; the record is thread-local (clr hip::tls.last_error_). */
 CPUHIP_EXPORT hipError_t hipGetLastError(void)
 {
 	hipError_t e = tls_last_error;
@@ -1071,28 +1176,37 @@ CPUHIP_EXPORT hipError_t hipStreamCreateWithFlags(hipStream_t *out, unsigned int
 CPUHIP_EXPORT hipError_t hipStreamCreateWithPriority(hipStream_t *out, unsigned int flags,
 						     int priority)
 {
-	/* clamp into [greatest=-1, least=0] as clr does */
+	/* clr clamps into [High = -1, Low = 1] (hip::Stream::Priority,
+	 * hipStreamCreateWithPriority in hip_stream.cpp, 5.2 to 7.x). */
 	if (priority < -1)
 		priority = -1;
-	if (priority > 0)
-		priority = 0;
+	if (priority > 1)
+		priority = 1;
 	return ret(create_stream(out, flags, priority));
 }
 
 CPUHIP_EXPORT hipError_t hipDeviceGetStreamPriorityRange(int *least, int *greatest)
 {
+	/* hip::Stream::Priority::Low and ::High (hip_stream.cpp) */
 	if (least)
-		*least = 0;
+		*least = 1;
 	if (greatest)
 		*greatest = -1;
 	return ret(hipSuccess);
 }
 
+/* clr hipStreamDestroy (hip_stream.cpp): NULL -> hipErrorInvalidHandle,
+ * hipStreamPerThread -> hipErrorInvalidResourceHandle (one value, 400),
+ * a dead handle -> 709 (5.2 to 6.4.3; the 7.x tree checks no more); a
+ * capturing stream's capture ends with it. */
 CPUHIP_EXPORT hipError_t hipStreamDestroy(hipStream_t h)
 {
 	ensure_init();
 	if (h == NULL || h == hipStreamLegacy || h == hipStreamPerThread)
 		return ret(hipErrorInvalidHandle);
+	/* A handle that is capturing names a live stream (a destroyed one's
+	 * capture was dropped here), so this never touches another's. */
+	cpuhip_capture_forget(h);
 	pthread_mutex_lock(&g.lock);
 	struct stream *s = NULL;
 	struct stream **pp;
@@ -1115,6 +1229,8 @@ CPUHIP_EXPORT hipError_t hipStreamDestroy(hipStream_t h)
 	s->dead = true;
 	if (s->q->owner == s)
 		pthread_cond_signal(&s->q->work);
+	else
+		s->q->users--;
 	stream_unref_locked(s);
 	pthread_mutex_unlock(&g.lock);
 	return ret(hipSuccess);
@@ -1141,6 +1257,8 @@ CPUHIP_EXPORT hipError_t hipStreamSynchronize(hipStream_t h)
 	return ret(hipSuccess);
 }
 
+/* clr hipStreamQuery_common (hip_stream.cpp): a dead handle -> 709, then a
+ * capturing stream -> hipErrorStreamCaptureUnsupported (6.x). */
 CPUHIP_EXPORT hipError_t hipStreamQuery(hipStream_t h)
 {
 	ensure_init();
@@ -1149,13 +1267,17 @@ CPUHIP_EXPORT hipError_t hipStreamQuery(hipStream_t h)
 	hipError_t e = !s ? STREAM_GONE : stream_idle_locked(s) ? hipSuccess
 									   : hipErrorNotReady;
 	pthread_mutex_unlock(&g.lock);
+	if (s && cpuhip_capture_active(h))
+		e = hipErrorStreamCaptureUnsupported;
 	return ret(e);
 }
 
+/* clr hipStreamGetFlags_common (hip_stream.cpp, 5.2 to 7.x): the null
+ * stream has no flags to read: NULL -> hipErrorInvalidValue. */
 CPUHIP_EXPORT hipError_t hipStreamGetFlags(hipStream_t h, unsigned int *flags)
 {
 	ensure_init();
-	if (!flags)
+	if (!flags || h == NULL || h == hipStreamLegacy)
 		return ret(hipErrorInvalidValue);
 	pthread_mutex_lock(&g.lock);
 	struct stream *s = lookup_stream_locked(h);
@@ -1204,6 +1326,8 @@ static hipError_t add_callback(hipStream_t h, enum cmd_kind kind, hipStreamCallb
 	return submit(h, c);
 }
 
+/* clr: a NULL callback or flags != 0 -> hipErrorInvalidValue, then the
+ * stream (709) (hipStreamAddCallback_common, hip_stream.cpp). */
 CPUHIP_EXPORT hipError_t hipStreamAddCallback(hipStream_t h, hipStreamCallback_t fn, void *data,
 					      unsigned int flags)
 {
@@ -1362,10 +1486,19 @@ CPUHIP_EXPORT hipError_t hipEventCreateWithFlags(hipEvent_t *out, unsigned flags
 	ensure_init();
 	if (!out)
 		return ret(hipErrorInvalidValue);
+	/* clr ihipEventCreateWithFlags (hip_event.cpp): unknown flags, more
+	 * than one release flag, or interprocess without disable-timing are
+	 * hipErrorInvalidValue.  hipEventDisableSystemFence is a release flag
+	 * since clr 7fc5ae222 (rocm-5.6.0); before, it was unknown. */
+	const unsigned fence = 0x20000000u /* hipEventDisableSystemFence */;
+	const unsigned releases = 0x40000000u /* ReleaseToDevice */ | 0x80000000u /* ToSystem */ |
+				  (release >= 506 ? fence : 0);
 	const unsigned known = hipEventBlockingSync | hipEventDisableTiming | hipEventInterprocess |
-			       0x20000000u /* hipEventDisableSystemFence */ |
-			       0x40000000u /* ReleaseToDevice */ | 0x80000000u /* ToSystem */;
+			       releases;
+	unsigned int rel_flags = flags & releases;
 	if (flags & ~known)
+		return ret(hipErrorInvalidValue);
+	if (rel_flags & (rel_flags - 1))
 		return ret(hipErrorInvalidValue);
 	if ((flags & hipEventInterprocess) && !(flags & hipEventDisableTiming))
 		return ret(hipErrorInvalidValue);
@@ -1411,7 +1544,12 @@ CPUHIP_EXPORT hipError_t hipEventDestroy(hipEvent_t h)
 			free(e);
 	}
 	pthread_mutex_unlock(&g.lock);
-	return ret(e ? hipSuccess : hipErrorInvalidHandle);
+	/* clr (rocm-5.6.0 on): an event it no longer knows answers 709 with
+	 * a plain return, so the last error keeps its value (5.2 deleted the
+	 * object again). */
+	if (!e)
+		return STREAM_GONE;
+	return ret(hipSuccess);
 }
 
 CPUHIP_EXPORT hipError_t hipEventRecord(hipEvent_t h, hipStream_t sh)
@@ -1519,17 +1657,39 @@ CPUHIP_EXPORT hipError_t hipEventElapsedTime(float *ms, hipEvent_t a, hipEvent_t
 	return ret(err);
 }
 
+/*
+ * hipStreamWaitEvent_common (hip_stream.cpp) changed its answers:
+ *   5.2 (2022 tree): NULL event -> 400, flags -> 1, dead stream -> 709;
+ *   rocm-5.6.x: NULL event -> 400, flags or dead stream -> 1;
+ *   rocm-5.7.0 to 6.4.3 (clr 41bbdfca9, "fix the error to match cuda"):
+ *     NULL event or dead stream -> 400, then flags -> 1;
+ *   7.x tree: flags -> 1 first, NULL event -> 400, the stream unchecked
+ *     (a dead handle is undefined there; 400 here).
+ * An event cpuhip does not know is treated as NULL (clr would use it).
+ */
+static hipError_t wait_event_check_locked(struct stream *s, struct event *e, unsigned int flags)
+{
+	if (release >= 700 && flags != 0)
+		return hipErrorInvalidValue;
+	if (!e)
+		return hipErrorInvalidHandle;
+	if (release >= 507)
+		return !s ? hipErrorInvalidHandle : flags ? hipErrorInvalidValue : hipSuccess;
+	if (release >= 506)
+		return flags || !s ? hipErrorInvalidValue : hipSuccess;
+	return flags ? hipErrorInvalidValue : !s ? STREAM_GONE : hipSuccess;
+}
+
 CPUHIP_EXPORT hipError_t hipStreamWaitEvent(hipStream_t sh, hipEvent_t h, unsigned int flags)
 {
 	ensure_init();
-	if (flags != 0)
-		return ret(hipErrorInvalidValue);
 	pthread_mutex_lock(&g.lock);
 	struct event *e = lookup_event_locked(h);
 	struct stream *s = lookup_stream_locked(sh);
-	if (!e || !s) {
+	hipError_t check = wait_event_check_locked(s, e, flags);
+	if (check != hipSuccess) {
 		pthread_mutex_unlock(&g.lock);
-		return ret(!s ? STREAM_GONE : hipErrorInvalidHandle);
+		return ret(check);
 	}
 	hipError_t err = hipSuccess;
 	if (e->recorded && e->stream && e->stream != s && e->stream->completed < e->seq) {
@@ -1719,6 +1879,22 @@ CPUHIP_EXPORT hipError_t hipImportExternalSemaphore(hipExternalSemaphore_t *out,
 	return ret(hipErrorNotSupported); /* the ROCm backend cannot import */
 }
 
+/*
+ * clr hipSignalExternalSemaphoresAsync / hipWaitExternalSemaphoresAsync
+ * (hip_memory.cpp), argument checks by release:
+ *   NULL arrays -> hipErrorInvalidValue (every release);
+ *   a dead stream -> hipErrorInvalidValue from rocm-5.7.0 (clr 5f93a5979;
+ *     5.2 to 5.6 used the handle unchecked: cpuhip answers as 5.7 does);
+ *   params[i].flags != 0 -> hipErrorInvalidValue from rocm-6.0.0 (clr
+ *     d2cfb86dd); 5.x enqueues whatever the flags say;
+ *   a NULL element -> hipErrorInvalidValue (every release), after the
+ *     elements before it were enqueued (no-ops on Linux).
+ * Then the ROCm device's submitExternalSemaphoreCmd does nothing
+ * (rocclr/device/rocm/rocvirtual.hpp), so nothing is enqueued here.  No
+ * release records these calls into a stream capture (no STREAM_CAPTURE in
+ * them, rocm-6.4.3 and the 7.x tree): on a capturing stream they succeed
+ * and leave the graph alone.
+ */
 static hipError_t ext_sem_check(const hipExternalSemaphore_t *arr, const void *params,
 				size_t stride, size_t flags_off, unsigned int n, hipStream_t h)
 {
@@ -1735,9 +1911,8 @@ static hipError_t ext_sem_check(const hipExternalSemaphore_t *arr, const void *p
 			return hipErrorInvalidValue;
 		uint32_t flags;
 		memcpy(&flags, (const char *)params + i * stride + flags_off, sizeof(flags));
-		if (flags != 0)
+		if (flags != 0 && release >= 600)
 			return hipErrorInvalidValue;
-		/* The stock backend enqueues a command that does nothing. */
 	}
 	return hipSuccess;
 }
@@ -1746,22 +1921,16 @@ CPUHIP_EXPORT hipError_t hipSignalExternalSemaphoresAsync(
 	const hipExternalSemaphore_t *arr, const hipExternalSemaphoreSignalParams *params,
 	unsigned int n, hipStream_t h)
 {
-	hipError_t e = ext_sem_check(arr, params, sizeof(sem_signal_t),
-				     offsetof(sem_signal_t, flags), n, h);
-	if (e == hipSuccess && n && cpuhip_capture_active(h))
-		e = cpuhip_capture_ext_sem(h, false, arr, params, n);
-	return ret(e);
+	return ret(ext_sem_check(arr, params, sizeof(sem_signal_t), offsetof(sem_signal_t, flags),
+				 n, h));
 }
 
 CPUHIP_EXPORT hipError_t hipWaitExternalSemaphoresAsync(const hipExternalSemaphore_t *arr,
 							const hipExternalSemaphoreWaitParams *params,
 							unsigned int n, hipStream_t h)
 {
-	hipError_t e =
-		ext_sem_check(arr, params, sizeof(sem_wait_t), offsetof(sem_wait_t, flags), n, h);
-	if (e == hipSuccess && n && cpuhip_capture_active(h))
-		e = cpuhip_capture_ext_sem(h, true, arr, params, n);
-	return ret(e);
+	return ret(ext_sem_check(arr, params, sizeof(sem_wait_t), offsetof(sem_wait_t, flags), n,
+				 h));
 }
 
 CPUHIP_EXPORT hipError_t hipDestroyExternalSemaphore(hipExternalSemaphore_t sem)
@@ -1780,11 +1949,15 @@ CPUHIP_EXPORT hipError_t hipGetProcAddress(const char *symbol, void **pfn, int h
 	ensure_init();
 	if (!symbol || !*symbol || !pfn)
 		return ret(hipErrorInvalidValue);
-	if (flags != HIP_GET_PROC_ADDRESS_DEFAULT && flags != HIP_GET_PROC_ADDRESS_LEGACY_STREAM &&
+	/* clr hipGetProcAddress (hip_device.cpp): rocm-6.1 to 6.4.3 ignore
+	 * `flags`; the 7.x tree (hipGetProcAddress_common) refuses unknown
+	 * flags and looks up NAME_spt first for the per-thread flag. */
+	if (release >= 700 && flags != HIP_GET_PROC_ADDRESS_DEFAULT &&
+	    flags != HIP_GET_PROC_ADDRESS_LEGACY_STREAM &&
 	    flags != HIP_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)
 		return ret(hipErrorInvalidValue);
 	char name[256];
-	bool spt = flags == HIP_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
+	bool spt = release >= 700 && flags == HIP_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
 	if (strcmp(symbol, "hipGetDeviceProperties") == 0) {
 		snprintf(name, sizeof(name), "%s",
 			 hipVersion >= 600 ? "hipGetDevicePropertiesR0600" : symbol);

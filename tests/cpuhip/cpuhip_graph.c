@@ -17,12 +17,19 @@
  *   hipEventRecord on the launch stream, in node order, when
  *   hipGraphLaunch runs (clr's GraphEventWaitNode::EnqueueCommands): a wait
  *   binds to the event's latest record made before hipGraphLaunch;
- * - hipGraphInstantiateWithFlags is hipGraphInstantiate (flags ignored);
- * - capture: hipLaunchHostFunc on a capturing stream records a host node,
- *   hipSignal/WaitExternalSemaphoresAsync record external-semaphore nodes,
- *   each depending on the previous one.  Other stream work during capture
- *   answers hipErrorStreamCaptureUnsupported here (ROCm records it; the
- *   shim's tests do not need it), as does hipStreamSynchronize (ROCm too).
+ * - hipGraphInstantiateWithFlags takes the flags clr accepts (0,
+ *   AutoFreeOnLaunch, UseNodePriority) and otherwise is hipGraphInstantiate;
+ * - capture: hipLaunchHostFunc on a capturing stream records a host node
+ *   (clr STREAM_CAPTURE -> capturehipLaunchHostFunc), each depending on the
+ *   previous one.  hipSignal/WaitExternalSemaphoresAsync are not captured
+ *   by any release (they have no STREAM_CAPTURE): cpuhip.c lets them
+ *   succeed without a node.  Other stream work during capture answers
+ *   hipErrorStreamCaptureUnsupported here (ROCm records it; the shim's
+ *   tests do not need it), as do hipStreamSynchronize and hipStreamQuery
+ *   (ROCm too).
+ * Error answers are rocm-6.4.3's (hip_graph.cpp; 6.0 to 6.2.2 alike unless
+ * said); where clr casts a handle unchecked, cpuhip answers
+ * hipErrorInvalidValue instead.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -217,11 +224,15 @@ CPUHIP_EXPORT hipError_t hipGraphCreate(hipGraph_t *pGraph, unsigned int flags)
 
 CPUHIP_EXPORT hipError_t hipGraphDestroy(hipGraph_t graph)
 {
+	/* clr: NULL -> hipErrorInvalidValue; a graph it no longer knows
+	 * (isGraphValid) -> hipErrorIllegalState. */
+	if (!graph)
+		return cpuhip_set_last_error(hipErrorInvalidValue);
 	pthread_mutex_lock(&glock);
 	struct ihipGraph *g = graph_ok_locked(graph);
 	if (!g) {
 		pthread_mutex_unlock(&glock);
-		return cpuhip_set_last_error(hipErrorInvalidValue);
+		return cpuhip_set_last_error(hipErrorIllegalState);
 	}
 	for (struct ihipGraph **pp = &graphs; *pp; pp = &(*pp)->next_live)
 		if (*pp == g) {
@@ -502,10 +513,16 @@ CPUHIP_EXPORT hipError_t hipGraphGetNodes(hipGraph_t graph, hipGraphNode_t *node
 	} else if (!nodes) {
 		*numNodes = g->n;
 	} else {
+		/* clr fills min(*numNodes, count) entries, NULLs the rest of a
+		 * larger array, and then reports the count. */
 		size_t i = 0;
 		for (struct hipGraphNode *n = g->head; n && i < *numNodes; n = n->next)
 			nodes[i++] = n;
-		*numNodes = i;
+		if (*numNodes > g->n) {
+			for (; i < *numNodes; i++)
+				nodes[i] = NULL;
+			*numNodes = g->n;
+		}
 	}
 	pthread_mutex_unlock(&glock);
 	return cpuhip_set_last_error(e);
@@ -551,7 +568,10 @@ CPUHIP_EXPORT hipError_t hipGraphInstantiate(hipGraphExec_t *pGraphExec, hipGrap
 CPUHIP_EXPORT hipError_t hipGraphInstantiateWithFlags(hipGraphExec_t *pGraphExec,
 						      hipGraph_t graph, unsigned long long flags)
 {
-	(void)flags;
+	/* hipGraphInstantiateFlagAutoFreeOnLaunch (1) and
+	 * hipGraphInstantiateFlagUseNodePriority (8): nothing to do here. */
+	if (pGraphExec && graph && flags != 0 && flags != 1 && flags != 8)
+		return cpuhip_set_last_error(hipErrorInvalidValue);
 	return hipGraphInstantiate(pGraphExec, graph, NULL, NULL, 0);
 }
 
@@ -561,12 +581,22 @@ CPUHIP_EXPORT hipError_t hipGraphLaunch(hipGraphExec_t exec, hipStream_t stream)
 	size_t n;
 	hipError_t e = hipSuccess;
 
-	if (!cpuhip_stream_valid(stream))
+	/* clr hipGraphLaunch_common: an unknown exec -> hipErrorInvalidValue,
+	 * then a dead stream -> 709 (rocm-6.4.3 first lets an exec with no
+	 * nodes succeed on any stream). */
+	pthread_mutex_lock(&glock);
+	struct hipGraphExec *x = exec_ok_locked(exec);
+	if (!x) {
+		pthread_mutex_unlock(&glock);
 		return cpuhip_set_last_error(hipErrorInvalidValue);
+	}
+	pthread_mutex_unlock(&glock);
+	if (!cpuhip_stream_valid(stream))
+		return cpuhip_set_last_error((hipError_t)709);
 	if (cpuhip_capture_active(stream))
 		return cpuhip_set_last_error(hipErrorStreamCaptureUnsupported);
 	pthread_mutex_lock(&glock);
-	struct hipGraphExec *x = exec_ok_locked(exec);
+	x = exec_ok_locked(exec);
 	if (!x) {
 		pthread_mutex_unlock(&glock);
 		return cpuhip_set_last_error(hipErrorInvalidValue);
@@ -628,11 +658,14 @@ CPUHIP_EXPORT hipError_t hipStreamBeginCapture(hipStream_t stream, int mode)
 	hipGraph_t g;
 	hipError_t e;
 
-	/* The legacy null stream cannot be captured. */
-	if (!stream)
+	/* clr hipStreamBeginCapture_common: a dead stream -> 709, the legacy
+	 * null stream -> hipErrorStreamCaptureUnsupported, a bad mode ->
+	 * hipErrorInvalidValue, a stream already capturing -> IllegalState. */
+	if (!cpuhip_stream_valid(stream))
+		return cpuhip_set_last_error((hipError_t)709);
+	if (!stream || stream == hipStreamLegacy)
 		return cpuhip_set_last_error(hipErrorStreamCaptureUnsupported);
-	if (!cpuhip_stream_valid(stream) || mode < HX_CAPTURE_MODE_GLOBAL ||
-	    mode > HX_CAPTURE_MODE_RELAXED)
+	if (mode < HX_CAPTURE_MODE_GLOBAL || mode > HX_CAPTURE_MODE_RELAXED)
 		return cpuhip_set_last_error(hipErrorInvalidValue);
 	if (cpuhip_capture_active(stream))
 		return cpuhip_set_last_error(hipErrorIllegalState);
@@ -657,8 +690,15 @@ CPUHIP_EXPORT hipError_t hipStreamEndCapture(hipStream_t stream, hipGraph_t *pGr
 {
 	struct capture *c = NULL;
 
+	/* clr hipStreamEndCapture_common: NULL pGraph -> InvalidValue, the null
+	 * stream -> IllegalState, a dead stream -> 709, not capturing ->
+	 * IllegalState. */
 	if (!pGraph)
 		return cpuhip_set_last_error(hipErrorInvalidValue);
+	if (!stream || stream == hipStreamLegacy)
+		return cpuhip_set_last_error(hipErrorIllegalState);
+	if (!cpuhip_stream_valid(stream))
+		return cpuhip_set_last_error((hipError_t)709);
 	pthread_mutex_lock(&glock);
 	for (struct capture **pp = &captures; *pp; pp = &(*pp)->next)
 		if ((*pp)->stream == stream) {
@@ -711,12 +751,24 @@ hipError_t cpuhip_capture_host_fn(hipStream_t h, hipHostFn_t fn, void *data)
 	return capture_add(h, HX_GRAPH_NODE_HOST, &p, NULL);
 }
 
-hipError_t cpuhip_capture_ext_sem(hipStream_t h, bool wait, const hipExternalSemaphore_t *arr,
-				  const void *params, unsigned int n)
+/* hipStreamDestroy ends the capture of the stream it destroys (clr
+ * s->EndCapture()); the graph it was building goes with it. */
+void cpuhip_capture_forget(hipStream_t h)
 {
-	struct hx_ext_sem_node_params p = { (hipExternalSemaphore_t *)arr, params, n };
-	return capture_add(h, wait ? HX_GRAPH_NODE_EXT_SEM_WAIT : HX_GRAPH_NODE_EXT_SEM_SIGNAL,
-			   NULL, &p);
+	struct capture *c = NULL;
+
+	pthread_mutex_lock(&glock);
+	for (struct capture **pp = &captures; *pp; pp = &(*pp)->next)
+		if ((*pp)->stream == h) {
+			c = *pp;
+			*pp = c->next;
+			break;
+		}
+	pthread_mutex_unlock(&glock);
+	if (c) {
+		hipGraphDestroy(c->graph);
+		free(c);
+	}
 }
 
 #else /* 5.x flavour: no graphs here */
@@ -733,11 +785,9 @@ hipError_t cpuhip_capture_host_fn(hipStream_t h, hipHostFn_t fn, void *data)
 	return hipErrorNotSupported;
 }
 
-hipError_t cpuhip_capture_ext_sem(hipStream_t h, bool wait, const hipExternalSemaphore_t *arr,
-				  const void *params, unsigned int n)
+void cpuhip_capture_forget(hipStream_t h)
 {
-	(void)h, (void)wait, (void)arr, (void)params, (void)n;
-	return hipErrorNotSupported;
+	(void)h;
 }
 
 #endif

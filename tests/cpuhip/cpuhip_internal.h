@@ -31,11 +31,14 @@ void *cpuhip_lookup_proc(const char *name);
 #include <stdbool.h>
 bool cpuhip_capture_active(hipStream_t h);
 hipError_t cpuhip_capture_host_fn(hipStream_t h, hipHostFn_t fn, void *data);
-hipError_t cpuhip_capture_ext_sem(hipStream_t h, bool wait, const hipExternalSemaphore_t *arr,
-				  const void *params, unsigned int n);
 /* cpuhip.c, for cpuhip_graph.c */
 hipError_t cpuhip_enqueue_host_fn(hipStream_t h, hipHostFn_t fn, void *data);
 bool cpuhip_stream_valid(hipStream_t h);
 hipError_t cpuhip_set_last_error(hipError_t e);
+/* The ROCm release whose answers this instance plays, as major * 100 +
+ * minor (CPUHIP_ROCM; 502 for abi5, 603 for abi6 by default). */
+int cpuhip_release(void);
+/* A stream being destroyed: drop its capture (cpuhip_graph.c). */
+void cpuhip_capture_forget(hipStream_t h);
 
 #endif /* CPUHIP_INTERNAL_H */
