@@ -51,6 +51,8 @@ typedef void (*hipHostFn_t)(void *userData);
 #define hipErrorStreamCaptureInvalidated HX_ERROR_STREAM_CAPTURE_INVALIDATED
 #define hipErrorStreamCaptureImplicit HX_ERROR_STREAM_CAPTURE_IMPLICIT
 #define hipErrorCapturedEvent HX_ERROR_CAPTURED_EVENT
+#define hipErrorStreamCaptureIsolation HX_ERROR_STREAM_CAPTURE_ISOLATION
+#define hipErrorGraphExecUpdateFailure HX_ERROR_GRAPH_EXEC_UPDATE_FAILURE
 #define hipErrorUnknown HX_ERROR_UNKNOWN
 
 #define hipStreamDefault HX_STREAM_DEFAULT

@@ -129,6 +129,43 @@ typedef hipError_t hx_graph_add_event_node_fn(hipGraphNode_t *node, hipGraph_t g
 					      const hipGraphNode_t *deps, size_t ndeps,
 					      hipEvent_t event);
 
+/* hipGraphExecUpdateResult */
+enum hx_graph_exec_update_result {
+	HX_GRAPH_EXEC_UPDATE_SUCCESS = 0,
+	HX_GRAPH_EXEC_UPDATE_ERROR = 1,
+	HX_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED = 2,
+	HX_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED = 3,
+	HX_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED = 4,
+	HX_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED = 5,
+	HX_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED = 6,
+};
+
+/* hipStreamUpdateCaptureDependencies flags */
+enum {
+	HX_STREAM_ADD_CAPTURE_DEPENDENCIES = 0,
+	HX_STREAM_SET_CAPTURE_DEPENDENCIES = 1,
+};
+
+/* Graph life cycle and capture introspection (all in hip_4.5). */
+typedef hipError_t hx_graph_clone_fn(hipGraph_t *clone, hipGraph_t original);
+typedef hipError_t hx_graph_add_child_fn(hipGraphNode_t *node, hipGraph_t graph,
+					 const hipGraphNode_t *deps, size_t ndeps, hipGraph_t child);
+typedef hipError_t hx_graph_child_get_fn(hipGraphNode_t node, hipGraph_t *child);
+typedef hipError_t hx_graph_exec_update_fn(hipGraphExec_t exec, hipGraph_t graph,
+					   hipGraphNode_t *errNode, int *result);
+typedef hipError_t hx_graph_get_nodes_fn(hipGraph_t graph, hipGraphNode_t *nodes, size_t *n);
+typedef hipError_t hx_graph_node_get_type_fn(hipGraphNode_t node, int *type);
+typedef hipError_t hx_graph_event_node_get_fn(hipGraphNode_t node, hipEvent_t *event);
+typedef hipError_t hx_graph_event_node_set_fn(hipGraphNode_t node, hipEvent_t event);
+typedef hipError_t hx_graph_host_node_get_fn(hipGraphNode_t node,
+					     struct hx_host_node_params *params);
+typedef hipError_t hx_stream_get_capture_info_v2_fn(hipStream_t stream, int *status,
+						    unsigned long long *id, hipGraph_t *graph,
+						    const hipGraphNode_t **deps, size_t *ndeps);
+typedef hipError_t hx_stream_update_capture_deps_fn(hipStream_t stream, hipGraphNode_t *deps,
+						    size_t ndeps, unsigned int flags);
+typedef hipError_t hx_thread_exchange_capture_mode_fn(int *mode);
+
 /* The API itself (6.x signatures, hx_ types). */
 hipError_t hipGraphCreate(hipGraph_t *pGraph, unsigned int flags);
 hipError_t hipGraphDestroy(hipGraph_t graph);
@@ -164,6 +201,26 @@ hipError_t hipGraphExecDestroy(hipGraphExec_t graphExec);
 hipError_t hipStreamBeginCapture(hipStream_t stream, int mode);
 hipError_t hipStreamEndCapture(hipStream_t stream, hipGraph_t *pGraph);
 hipError_t hipStreamIsCapturing(hipStream_t stream, int *pCaptureStatus);
+hipError_t hipStreamGetCaptureInfo_v2(hipStream_t stream, int *captureStatus_out,
+				      unsigned long long *id_out, hipGraph_t *graph_out,
+				      const hipGraphNode_t **dependencies_out,
+				      size_t *numDependencies_out);
+hipError_t hipStreamUpdateCaptureDependencies(hipStream_t stream, hipGraphNode_t *dependencies,
+					      size_t numDependencies, unsigned int flags);
+hipError_t hipThreadExchangeStreamCaptureMode(int *mode);
+hipError_t hipGraphClone(hipGraph_t *pGraphClone, hipGraph_t originalGraph);
+hipError_t hipGraphNodeFindInClone(hipGraphNode_t *pNode, hipGraphNode_t originalNode,
+				   hipGraph_t clonedGraph);
+hipError_t hipGraphAddChildGraphNode(hipGraphNode_t *pGraphNode, hipGraph_t graph,
+				     const hipGraphNode_t *pDependencies, size_t numDependencies,
+				     hipGraph_t childGraph);
+hipError_t hipGraphChildGraphNodeGetGraph(hipGraphNode_t node, hipGraph_t *pGraph);
+hipError_t hipGraphExecUpdate(hipGraphExec_t hGraphExec, hipGraph_t hGraph,
+			      hipGraphNode_t *hErrorNode_out, int *updateResult_out);
+hipError_t hipGraphEventWaitNodeSetEvent(hipGraphNode_t node, hipEvent_t event);
+hipError_t hipGraphNodeGetDependencies(hipGraphNode_t node, hipGraphNode_t *pDependencies,
+				       size_t *pNumDependencies);
+hipError_t hipGraphUpload(hipGraphExec_t graphExec, hipStream_t stream);
 
 hipError_t hipGraphAddExternalSemaphoresSignalNode(hipGraphNode_t *pGraphNode, hipGraph_t graph,
 						   const hipGraphNode_t *pDependencies,
