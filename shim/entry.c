@@ -38,7 +38,7 @@ HX_EXPORT hipError_t hipWaitExternalSemaphoresAsync(const hipExternalSemaphore_t
 						    const hipExternalSemaphoreWaitParams *paramsArray,
 						    unsigned int numExtSems, hipStream_t stream)
 {
-	return hx_op_wait(extSemArray, paramsArray, numExtSems, stream);
+	return hx_intercept_wait(extSemArray, paramsArray, numExtSems, stream);
 }
 
 HX_EXPORT hipError_t hipDestroyExternalSemaphore(hipExternalSemaphore_t extSem)
@@ -157,6 +157,38 @@ HX_EXPORT hipError_t hipGraphDestroy(hipGraph_t graph)
 	return hx_graph_destroy(graph);
 }
 
+/* ---- hip_4.3 / hip_4.5 / hip_5.3: copies of graphs, end of capture ---- */
+
+HX_EXPORT hipError_t hipGraphClone(hipGraph_t *pGraphClone, hipGraph_t originalGraph)
+{
+	return hx_graph_clone(pGraphClone, originalGraph);
+}
+
+HX_EXPORT hipError_t hipGraphAddChildGraphNode(hipGraphNode_t *pGraphNode, hipGraph_t graph,
+					       const hipGraphNode_t *pDependencies,
+					       size_t numDependencies, hipGraph_t childGraph)
+{
+	return hx_graph_add_child_node(pGraphNode, graph, pDependencies, numDependencies,
+				       childGraph);
+}
+
+/* hipGraphExecUpdateResult * is an int-sized enum. */
+HX_EXPORT hipError_t hipGraphExecUpdate(hipGraphExec_t hGraphExec, hipGraph_t hGraph,
+					hipGraphNode_t *hErrorNode_out, int *updateResult_out)
+{
+	return hx_graph_exec_update(hGraphExec, hGraph, hErrorNode_out, updateResult_out);
+}
+
+HX_EXPORT hipError_t hipStreamEndCapture(hipStream_t stream, hipGraph_t *pGraph)
+{
+	return hx_stream_end_capture(stream, pGraph, false);
+}
+
+HX_EXPORT hipError_t hipStreamEndCapture_spt(hipStream_t stream, hipGraph_t *pGraph)
+{
+	return hx_stream_end_capture(stream, pGraph, true);
+}
+
 /* ---- hip_6.2: the generic node setters --------------------------------- */
 
 HX_EXPORT hipError_t hipGraphNodeSetParams(hipGraphNode_t node,
@@ -229,6 +261,11 @@ HX_SELF(hipGraphLaunch);
 HX_SELF(hipGraphLaunch_spt);
 HX_SELF(hipGraphExecDestroy);
 HX_SELF(hipGraphDestroy);
+HX_SELF(hipGraphClone);
+HX_SELF(hipGraphAddChildGraphNode);
+HX_SELF(hipGraphExecUpdate);
+HX_SELF(hipStreamEndCapture);
+HX_SELF(hipStreamEndCapture_spt);
 HX_SELF(hipGraphNodeSetParams);
 HX_SELF(hipGraphExecNodeSetParams);
 HX_SELF(hipGetDevicePropertiesR0600);
@@ -258,6 +295,11 @@ const struct hx_export hx_exports[] = {
 	EXP(hipGraphLaunch_spt, "hip_5.3"),
 	EXP(hipGraphExecDestroy, "hip_4.3"),
 	EXP(hipGraphDestroy, "hip_4.3"),
+	EXP(hipGraphClone, "hip_4.5"),
+	EXP(hipGraphAddChildGraphNode, "hip_4.5"),
+	EXP(hipGraphExecUpdate, "hip_4.5"),
+	EXP(hipStreamEndCapture, "hip_4.3"),
+	EXP(hipStreamEndCapture_spt, "hip_5.3"),
 	EXP(hipGraphNodeSetParams, "hip_6.2"),
 	EXP(hipGraphExecNodeSetParams, "hip_6.2"),
 	EXP(hipGetDevicePropertiesR0600, "hip_6.0"),

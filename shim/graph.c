@@ -71,3 +71,69 @@ hipError_t hx_graph_exec_node_set_params(hipGraphExec_t exec, hipGraphNode_t nod
 		return hx_graph_exec_wait_set(exec, node, &p->u.extSemWait);
 	FORWARD_OR_FAIL(GraphExecNodeSetParams, "hipGraphExecNodeSetParams", exec, node, p);
 }
+
+/* ---- copies made by the runtime, and the end of a capture -------------- */
+
+hipError_t hx_graph_clone(hipGraph_t *clone, hipGraph_t original)
+{
+	hipError_t err;
+
+	if (!hx_runtime_init())
+		return hipErrorNotInitialized;
+	REQUIRE_REAL(GraphClone, "hipGraphClone");
+	err = hx_rt.GraphClone(clone, original);
+	if (!err && clone)
+		hx_graph_adopt(*clone);
+	return err;
+}
+
+/* clr's child-graph node holds a clone of `child`: its semaphore nodes are
+ * adopted as nodes of `graph`. */
+hipError_t hx_graph_add_child_node(hipGraphNode_t *node, hipGraph_t graph,
+				   const hipGraphNode_t *deps, size_t ndeps, hipGraph_t child)
+{
+	hipError_t err;
+
+	if (!hx_runtime_init())
+		return hipErrorNotInitialized;
+	REQUIRE_REAL(GraphAddChildGraphNode, "hipGraphAddChildGraphNode");
+	err = hx_rt.GraphAddChildGraphNode(node, graph, deps, ndeps, child);
+	if (!err)
+		hx_graph_adopt(graph);
+	return err;
+}
+
+/* A capture that fails to end (invalidated, unjoined) leaves its graph to
+ * nobody: the semaphore nodes recorded into it are forgotten.  One that
+ * ends gets its captured signals adopted as signal nodes. */
+hipError_t hx_stream_end_capture(hipStream_t stream, hipGraph_t *graph, bool spt)
+{
+	hx_stream_end_capture_fn *real = spt ? hx_rt.StreamEndCapture_spt : hx_rt.StreamEndCapture;
+	hipGraph_t captured = NULL;
+	const hipGraphNode_t *deps = NULL;
+	unsigned long long id = 0;
+	size_t ndeps = 0;
+	hipError_t err;
+	int status = 0;
+
+	if (!hx_runtime_init())
+		return hipErrorNotInitialized;
+	if (!real) {
+		hx_err("%s: the HIP runtime has no %s",
+		       spt ? "hipStreamEndCapture_spt" : "hipStreamEndCapture",
+		       spt ? "hipStreamEndCapture_spt" : "hipStreamEndCapture");
+		return hipErrorNotSupported;
+	}
+	if (stream && hx_rt.StreamGetCaptureInfo_v2 &&
+	    (hx_graph_wait_any() || hx_graph_signal_any()) &&
+	    hx_rt.StreamGetCaptureInfo_v2(stream, &status, &id, &captured, &deps, &ndeps) != hipSuccess)
+		captured = NULL;
+	err = real(stream, graph);
+	if (err && captured) {
+		hx_graph_signal_forget_graph(captured);
+		hx_graph_wait_forget_graph(captured);
+	} else if (!err && graph) {
+		hx_graph_adopt(*graph);
+	}
+	return err;
+}

@@ -52,11 +52,25 @@ static inline bool hx_graph_capturing(hipStream_t stream)
 	return hx_runtime_capture_status(stream) == HX_CAPTURE_STATUS_ACTIVE;
 }
 
+/* graph_walk.c */
+typedef void hx_graph_visit_fn(hipGraph_t graph, hipGraphNode_t node, int type, void *ctx);
+/* Visits every node of `graph` and, below each child-graph node, of the
+ * graph embedded in it (any depth), in the runtime's node order.  False
+ * when the runtime cannot list a graph's nodes. */
+bool hx_graph_walk(hipGraph_t graph, hx_graph_visit_fn *visit, void *ctx);
+/* Gives the copies of semaphore nodes that the runtime made (hipGraphClone,
+ * child-graph nodes) records of their own, owned by `graph`. */
+void hx_graph_adopt(hipGraph_t graph);
+
 /* graph_signal.c */
 bool hx_graph_signal_known(hipGraphNode_t node);
+bool hx_graph_signal_any(void);
+void hx_graph_signal_adopt(hipGraph_t graph, hipGraphNode_t node, hipGraph_t root);
 void hx_graph_signal_forget_graph(hipGraph_t graph);
 /* graph_wait.c */
 bool hx_graph_wait_known(hipGraphNode_t node);
+bool hx_graph_wait_any(void);
+void hx_graph_wait_adopt(hipGraph_t graph, hipGraphNode_t node, hipGraph_t root);
 void hx_graph_wait_forget_graph(hipGraph_t graph);
 
 #endif

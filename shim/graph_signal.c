@@ -31,6 +31,7 @@ struct gsig {
 	hipGraphNode_t node; /* NULL for captured signals, exec copies and nodes of
 			      * a destroyed graph */
 	hipGraph_t graph;    /* the graph `node` belongs to */
+	hipGraph_t root;     /* the top-level graph holding it (graph_wait.h) */
 	unsigned n;
 	hipExternalSemaphore_t *handles;
 	uint64_t *values;
@@ -46,29 +47,49 @@ static void gsig_run(void *data)
 	hx_op_signal_handles(s->handles, s->values, s->n);
 }
 
-static struct gsig *gsig_new(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
-			     const char *what, hipError_t *err)
+/* An empty record for n semaphores, not yet listed. */
+static struct gsig *gsig_alloc(unsigned n)
 {
 	size_t stride = hx_abi_signal_params_stride(hx_rt.abi);
-	struct gsig *s;
+	struct gsig *s = calloc(1, sizeof(*s));
 
-	*err = hx_op_signal_validate(hs, params, n, what);
-	if (*err)
-		return NULL;
-	s = calloc(1, sizeof(*s));
 	if (s) {
 		s->n = n;
 		s->handles = calloc(n ? n : 1, sizeof(*s->handles));
 		s->values = calloc(n ? n : 1, sizeof(*s->values));
 		s->raw_params = calloc(n ? n : 1, stride);
 	}
-	if (!s || !s->handles || !s->values || !s->raw_params) {
-		if (s) {
-			free(s->handles);
-			free(s->values);
-			free(s->raw_params);
-		}
-		free(s);
+	if (s && s->handles && s->values && s->raw_params)
+		return s;
+	if (s) {
+		free(s->handles);
+		free(s->values);
+		free(s->raw_params);
+	}
+	free(s);
+	return NULL;
+}
+
+/* Records live until exit: listed once filled. */
+static struct gsig *gsig_list(struct gsig *s)
+{
+	pthread_mutex_lock(&gsig_lock);
+	s->next = gsigs;
+	gsigs = s;
+	pthread_mutex_unlock(&gsig_lock);
+	return s;
+}
+
+static struct gsig *gsig_new(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
+			     const char *what, hipError_t *err)
+{
+	struct gsig *s;
+
+	*err = hx_op_signal_validate(hs, params, n, what);
+	if (*err)
+		return NULL;
+	s = gsig_alloc(n);
+	if (!s) {
 		hx_err("%s: out of memory", what);
 		*err = hipErrorOutOfMemory;
 		return NULL;
@@ -78,12 +99,24 @@ static struct gsig *gsig_new(const hipExternalSemaphore_t *hs, const void *param
 		s->values[i] = hx_abi_signal_value(params, i);
 	}
 	if (n)
-		memcpy(s->raw_params, params, n * stride);
-	pthread_mutex_lock(&gsig_lock);
-	s->next = gsigs;
-	gsigs = s;
-	pthread_mutex_unlock(&gsig_lock);
-	return s;
+		memcpy(s->raw_params, params, n * hx_abi_signal_params_stride(hx_rt.abi));
+	return gsig_list(s);
+}
+
+/* A copy of `src` for a node the runtime copied (graph_walk.c), listed. */
+static struct gsig *gsig_copy(const struct gsig *src)
+{
+	struct gsig *s = gsig_alloc(src->n);
+
+	if (!s)
+		return NULL;
+	if (src->n) {
+		memcpy(s->handles, src->handles, src->n * sizeof(*s->handles));
+		memcpy(s->values, src->values, src->n * sizeof(*s->values));
+		memcpy(s->raw_params, src->raw_params,
+		       src->n * hx_abi_signal_params_stride(hx_rt.abi));
+	}
+	return gsig_list(s);
 }
 
 static struct gsig *gsig_find(hipGraphNode_t node)
@@ -132,7 +165,7 @@ hipError_t hx_graph_add_signal_node(hipGraphNode_t *node, hipGraph_t graph,
 	}
 	pthread_mutex_lock(&gsig_lock);
 	s->node = *node;
-	s->graph = graph;
+	s->graph = s->root = graph;
 	pthread_mutex_unlock(&gsig_lock);
 	hx_dbg("%s: %u semaphore(s) as host node %p", what, p->numExtSems, (void *)*node);
 	return hipSuccess;
@@ -189,8 +222,9 @@ hipError_t hx_graph_signal_set(hipGraphNode_t node, const struct hx_ext_sem_node
 	pthread_mutex_lock(&gsig_lock);
 	s->node = node;
 	s->graph = old->graph;
+	s->root = old->root;
 	old->node = NULL;
-	old->graph = NULL;
+	old->graph = old->root = NULL;
 	pthread_mutex_unlock(&gsig_lock);
 	return hipSuccess;
 }
@@ -224,16 +258,69 @@ hipError_t hx_graph_exec_signal_set(hipGraphExec_t exec, hipGraphNode_t node,
 	return hx_rt.GraphExecHostNodeSetParams(exec, node, &hp);
 }
 
-/* The graph is gone: its signal nodes' data stays (execs may still run
- * it) but no longer answers for the nodes, whose calls then go to the
- * runtime, which refuses a node of a destroyed graph. */
+/* `node`, a host node of `graph`, is a runtime-made copy of a signal node
+ * (or a captured signal) when it runs the shim's function on a record of
+ * the shim's and is not known itself: it gets a copy of that record. */
+void hx_graph_signal_adopt(hipGraph_t graph, hipGraphNode_t node, hipGraph_t root)
+{
+	struct hx_host_node_params hp = { 0 };
+	struct gsig *src = NULL, *s;
+	hipError_t err;
+
+	if (!hx_rt.GraphHostNodeGetParams || !hx_rt.GraphHostNodeSetParams ||
+	    hx_rt.GraphHostNodeGetParams(node, &hp) != hipSuccess || hp.fn != gsig_run)
+		return;
+	pthread_mutex_lock(&gsig_lock);
+	for (s = gsigs; s && s->node != node; s = s->next)
+		;
+	/* Only a record the shim made is read: the data pointer is checked. */
+	if (!s)
+		for (src = gsigs; src && src != hp.userData; src = src->next)
+			;
+	pthread_mutex_unlock(&gsig_lock);
+	if (!src)
+		return;
+	s = gsig_copy(src);
+	if (!s) {
+		hx_err("signal node %p of graph %p (a copy): out of memory; it keeps the "
+		       "original's data", (void *)node, (void *)graph);
+		return;
+	}
+	hp.userData = s;
+	err = hx_rt.GraphHostNodeSetParams(node, &hp);
+	if (err) {
+		hx_err("hipGraphHostNodeSetParams on node %p failed (error %d); the copy keeps "
+		       "the original's data", (void *)node, (int)err);
+		return;
+	}
+	pthread_mutex_lock(&gsig_lock);
+	s->node = node;
+	s->graph = graph;
+	s->root = root;
+	pthread_mutex_unlock(&gsig_lock);
+}
+
+/* The graph is gone (with the graphs embedded in its child-graph nodes):
+ * its signal nodes' data stays (execs may still run it) but no longer
+ * answers for the nodes, whose calls then go to the runtime, which refuses
+ * a node of a destroyed graph. */
 void hx_graph_signal_forget_graph(hipGraph_t graph)
 {
 	pthread_mutex_lock(&gsig_lock);
 	for (struct gsig *s = gsigs; s; s = s->next)
-		if (s->graph == graph)
-			s->node = NULL, s->graph = NULL;
+		if (graph && (s->graph == graph || s->root == graph))
+			s->node = NULL, s->graph = s->root = NULL;
 	pthread_mutex_unlock(&gsig_lock);
+}
+
+bool hx_graph_signal_any(void)
+{
+	bool any;
+
+	pthread_mutex_lock(&gsig_lock);
+	any = gsigs != NULL;
+	pthread_mutex_unlock(&gsig_lock);
+	return any;
 }
 
 bool hx_graph_signal_known(hipGraphNode_t node)

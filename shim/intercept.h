@@ -4,8 +4,8 @@
  * functions directly: hipGetProcAddress / hipGetDriverEntryPoint, dlsym on
  * a libamdhip64 handle, graph nodes and stream capture, and the device
  * property that apps gate on.  Called by entry.c; the logic lives in
- * procaddr.c (procs, properties), graph.c, graph_signal.c and graph_wait.c
- * (graphs, capture) and dlsym.c (dlsym/dlvsym).
+ * procaddr.c (procs, properties), graph.c, graph_signal.c, graph_wait.c,
+ * graph_exec.c and graph_walk.c (graphs, capture) and dlsym.c (dlsym/dlvsym).
  */
 #ifndef HIPEXTSEM_INTERCEPT_H
 #define HIPEXTSEM_INTERCEPT_H
@@ -41,6 +41,10 @@ hipError_t hx_intercept_device_props_r0600(void *prop, int device);
 hipError_t hx_intercept_signal(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
 			       hipStream_t stream);
 
+/* Stream capture of a wait (graph_wait.c); falls through to hx_op_wait. */
+hipError_t hx_intercept_wait(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
+			     hipStream_t stream);
+
 hipError_t hx_graph_add_signal_node(hipGraphNode_t *node, hipGraph_t graph,
 				    const hipGraphNode_t *deps, size_t ndeps,
 				    const struct hx_ext_sem_node_params *p);
@@ -58,7 +62,7 @@ hipError_t hx_graph_exec_wait_set(hipGraphExec_t exec, hipGraphNode_t node,
 hipError_t hx_graph_node_set_params(hipGraphNode_t node, struct hx_graph_node_params *p);
 hipError_t hx_graph_exec_node_set_params(hipGraphExec_t exec, hipGraphNode_t node,
 					 struct hx_graph_node_params *p);
-/* Graph wait nodes: instantiation, launch and destruction (graph_wait.c). */
+/* Graph wait nodes: instantiation, launch and destruction (graph_exec.c). */
 hipError_t hx_graph_instantiate(hipGraphExec_t *exec, hipGraph_t graph, hipGraphNode_t *errNode,
 				char *log, size_t logSize);
 hipError_t hx_graph_instantiate_with_flags(hipGraphExec_t *exec, hipGraph_t graph,
@@ -69,6 +73,14 @@ hipError_t hx_graph_launch(hipGraphExec_t exec, hipStream_t stream);
 hipError_t hx_graph_launch_spt(hipGraphExec_t exec, hipStream_t stream);
 hipError_t hx_graph_exec_destroy(hipGraphExec_t exec);
 hipError_t hx_graph_destroy(hipGraph_t graph);
+/* Copies made by the runtime and the end of a capture (graph.c), exec
+ * update (graph_exec.c). */
+hipError_t hx_graph_clone(hipGraph_t *clone, hipGraph_t original);
+hipError_t hx_graph_add_child_node(hipGraphNode_t *node, hipGraph_t graph,
+				   const hipGraphNode_t *deps, size_t ndeps, hipGraph_t child);
+hipError_t hx_stream_end_capture(hipStream_t stream, hipGraph_t *graph, bool spt);
+hipError_t hx_graph_exec_update(hipGraphExec_t exec, hipGraph_t graph, hipGraphNode_t *errNode,
+				int *result);
 hipError_t hx_graph_add_node(hipGraphNode_t *node, hipGraph_t graph, const hipGraphNode_t *deps,
 			     size_t ndeps, struct hx_graph_node_params *p);
 

@@ -64,6 +64,11 @@ void *hx_intercept_replacement(const void *fn)
 		{ (void *)hx_rt.GraphLaunch_spt, "hipGraphLaunch_spt" },
 		{ (void *)hx_rt.GraphExecDestroy, "hipGraphExecDestroy" },
 		{ (void *)hx_rt.GraphDestroy, "hipGraphDestroy" },
+		{ (void *)hx_rt.GraphClone, "hipGraphClone" },
+		{ (void *)hx_rt.GraphAddChildGraphNode, "hipGraphAddChildGraphNode" },
+		{ (void *)hx_rt.GraphExecUpdate, "hipGraphExecUpdate" },
+		{ (void *)hx_rt.StreamEndCapture, "hipStreamEndCapture" },
+		{ (void *)hx_rt.StreamEndCapture_spt, "hipStreamEndCapture_spt" },
 	};
 	if (!fn)
 		return NULL;

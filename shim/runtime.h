@@ -61,6 +61,22 @@ struct hx_runtime {
 	hx_graph_launch_fn *GraphLaunch_spt;
 	hx_graph_exec_destroy_fn *GraphExecDestroy;
 	hx_graph_destroy_fn *GraphDestroy;
+	/* optional: clones, child graphs, exec update, captured waits (graph.c,
+	 * graph_wait.c, graph_exec.c) */
+	hx_graph_clone_fn *GraphClone;
+	hx_graph_add_child_fn *GraphAddChildGraphNode;
+	hx_graph_child_get_fn *GraphChildGraphNodeGetGraph;
+	hx_graph_exec_update_fn *GraphExecUpdate;
+	hx_graph_get_nodes_fn *GraphGetNodes;
+	hx_graph_node_get_type_fn *GraphNodeGetType;
+	hx_graph_event_node_get_fn *GraphEventWaitNodeGetEvent;
+	hx_graph_event_node_set_fn *GraphEventWaitNodeSetEvent;
+	hx_graph_host_node_get_fn *GraphHostNodeGetParams;
+	hx_stream_get_capture_info_v2_fn *StreamGetCaptureInfo_v2;
+	hx_stream_update_capture_deps_fn *StreamUpdateCaptureDependencies;
+	hx_stream_end_capture_fn *StreamEndCapture;
+	hx_stream_end_capture_fn *StreamEndCapture_spt;
+	hx_thread_exchange_capture_mode_fn *ThreadExchangeStreamCaptureMode;
 	__typeof__(hipEventCreateWithFlags) *EventCreateWithFlags;
 	__typeof__(hipEventRecord) *EventRecord;
 	__typeof__(hipEventDestroy) *EventDestroy;

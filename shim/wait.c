@@ -37,6 +37,29 @@ static const struct hx_waiter_ops waiter_ops = {
 
 /* ---- wait slots -------------------------------------------------------- */
 
+/* The runtime's memory calls obey stream capture: clr's hipHostMalloc,
+ * hipMalloc and hipFree run CHECK_STREAM_CAPTURE_SUPPORTED, which, in the
+ * calling thread's mode (Global or ThreadLocal), invalidates the captures
+ * in progress and refuses the call.  The slot memory is the shim's, not
+ * work of the application's: it is allocated in Relaxed mode, so that a
+ * wait never breaks a capture the application has going on another
+ * stream.  Returns the mode to restore, or -1. */
+static int capture_mode_relaxed(void)
+{
+	int mode = HX_CAPTURE_MODE_RELAXED;
+
+	if (!hx_rt.ThreadExchangeStreamCaptureMode ||
+	    hx_rt.ThreadExchangeStreamCaptureMode(&mode) != hipSuccess)
+		return -1;
+	return mode;
+}
+
+static void capture_mode_restore(int mode)
+{
+	if (mode >= 0)
+		hx_rt.ThreadExchangeStreamCaptureMode(&mode);
+}
+
 static int pool_grow_locked(struct slot_pool *pool, enum slot_kind kind)
 {
 	struct slot_chunk **nc;
@@ -48,8 +71,10 @@ static int pool_grow_locked(struct slot_pool *pool, enum slot_kind kind)
 		return -ENOMEM;
 	if (kind == SLOT_HOST) {
 		void *mem = NULL;
+		int mode = capture_mode_relaxed();
 		hipError_t err = hx_rt.HostMalloc(&mem, SLOTS_PER_CHUNK * sizeof(uint64_t), 0);
 
+		capture_mode_restore(mode);
 		if (err != hipSuccess || !mem) {
 			free(c);
 			hx_err("hipHostMalloc for wait slots failed (error %d)", (int)err);
@@ -93,11 +118,13 @@ static int slot_alloc_locked(enum slot_kind kind, uint32_t *index, volatile uint
 	k = i % SLOTS_PER_CHUNK;
 	if (kind == SLOT_SIGNAL && !c->sig[k]) {
 		void *mem = NULL;
+		int mode = capture_mode_relaxed();
 		hipError_t err = hx_rt.ExtMallocWithFlags ?
 					 hx_rt.ExtMallocWithFlags(&mem, sizeof(uint64_t),
 								  HX_MALLOC_SIGNAL_MEMORY) :
 					 hipErrorNotSupported;
 
+		capture_mode_restore(mode);
 		if (err != hipSuccess || !mem) {
 			hx_err("hipExtMallocWithFlags(hipMallocSignalMemory) for a wait slot failed "
 			       "(error %d)", (int)err);
@@ -162,15 +189,6 @@ static void at_exit(void)
 			"drain its streams", n);
 }
 
-
-static hipError_t check_capture(hipStream_t stream, const char *what)
-{
-	if (hx_runtime_capture_status(stream) != 0) {
-		hx_err("%s on a capturing stream %p is not supported", what, (void *)stream);
-		return hipErrorStreamCaptureUnsupported;
-	}
-	return hipSuccess;
-}
 
 static void op_release(struct hx_wait_op *op)
 {
@@ -426,9 +444,8 @@ hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsi
 		      (void **)&op, &sems, local);
 	if (err || !op)
 		return err;
-	err = check_capture(stream, what);
-	if (err)
-		goto unref;
+	/* A capturing stream never gets here: graph_wait.c records the wait
+	 * into the capture instead (hx_intercept_wait). */
 
 	path = atomic_load_explicit(&hx_reg.wait_path, memory_order_acquire);
 	if (path == WAIT_PATH_UNKNOWN) {

@@ -165,6 +165,7 @@ typedef hipError_t hx_stream_get_capture_info_v2_fn(hipStream_t stream, int *sta
 typedef hipError_t hx_stream_update_capture_deps_fn(hipStream_t stream, hipGraphNode_t *deps,
 						    size_t ndeps, unsigned int flags);
 typedef hipError_t hx_thread_exchange_capture_mode_fn(int *mode);
+typedef hipError_t hx_stream_end_capture_fn(hipStream_t stream, hipGraph_t *graph);
 
 /* The API itself (6.x signatures, hx_ types). */
 hipError_t hipGraphCreate(hipGraph_t *pGraph, unsigned int flags);
@@ -200,6 +201,7 @@ hipError_t hipGraphEventRecordNodeGetEvent(hipGraphNode_t node, hipEvent_t *even
 hipError_t hipGraphExecDestroy(hipGraphExec_t graphExec);
 hipError_t hipStreamBeginCapture(hipStream_t stream, int mode);
 hipError_t hipStreamEndCapture(hipStream_t stream, hipGraph_t *pGraph);
+hipError_t hipStreamEndCapture_spt(hipStream_t stream, hipGraph_t *pGraph);
 hipError_t hipStreamIsCapturing(hipStream_t stream, int *pCaptureStatus);
 hipError_t hipStreamGetCaptureInfo_v2(hipStream_t stream, int *captureStatus_out,
 				      unsigned long long *id_out, hipGraph_t *graph_out,

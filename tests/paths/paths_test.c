@@ -325,8 +325,8 @@ static void case_capture_signal(void)
 }
 
 /* Waits: graph wait nodes are built by the shim (event-wait node driven at
- * launch); a captured wait is refused clearly.  The stock runtime accepts
- * and ignores both. */
+ * launch), and so is a captured wait.  The stock runtime accepts and
+ * ignores both (no node is captured). */
 static void case_graph_wait(void)
 {
 	struct two t;
@@ -362,11 +362,22 @@ static void case_graph_wait(void)
 	}
 	HIPCHECK(hipStreamCreate(&st));
 	HIPCHECK(hipStreamBeginCapture(st, HX_CAPTURE_MODE_GLOBAL));
-	EXPECT_ERR(hipWaitExternalSemaphoresAsync(t.s, (const hipExternalSemaphoreWaitParams *)wp,
-						  2, st),
-		   shim ? hipErrorStreamCaptureUnsupported : hipSuccess);
+	HIPCHECK(hipWaitExternalSemaphoresAsync(t.s, (const hipExternalSemaphoreWaitParams *)wp,
+						2, st));
 	hipGraph_t cg;
+	hipGraphNode_t cn[2] = { NULL, NULL };
+	size_t ncn = 2;
+	int type = -1;
 	HIPCHECK(hipStreamEndCapture(st, &cg));
+	HIPCHECK(hipGraphGetNodes(cg, cn, &ncn));
+	CHECK(ncn == (shim ? 1u : 0u), "captured graph has %zu node(s)", ncn);
+	if (shim) {
+		HIPCHECK(hipGraphNodeGetType(cn[0], &type));
+		CHECK(type == HX_GRAPH_NODE_WAIT_EVENT, "captured wait is a node of type %d", type);
+		HIPCHECK(hipGraphExternalSemaphoresWaitNodeGetParams(cn[0], &got));
+		CHECK(got.numExtSems == 2 && got.extSemArray[0] == t.s[0],
+		      "captured wait node GetParams");
+	}
 	HIPCHECK(hipGraphDestroy(cg));
 	/* A foreign handle goes to the runtime unchanged, shim or not. */
 	hipExternalSemaphore_t foreign = (hipExternalSemaphore_t)(uintptr_t)0x3000;

@@ -1,0 +1,446 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The execs made from graphs holding wait nodes (graph_wait.c): their
+ * instantiation, launch, update and destruction.
+ *
+ * One gexec per exec holding wait nodes: its own copy of each node's params
+ * (as CUDA specifies for execs) and one side stream per wait node, so that
+ * one pending wait never queues behind another.  hx_gw_lock is held across
+ * a whole launch: record + launch of one exec are atomic, so two launches
+ * in flight of the same exec (or of two execs sharing a node's event) each
+ * bind to their own record.  A node's event lives until its graph and
+ * every exec made from it are gone.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph_wait.h"
+#include "intercept.h"
+#include "log.h"
+#include "ops.h"
+#include "runtime.h"
+
+struct gexec_entry {
+	struct gwait *w;
+	struct gw_vals v;     /* the exec's copy */
+	hipStream_t side;     /* created at first launch */
+	int side_dev;
+};
+
+struct gexec {
+	struct gexec *next;
+	hipGraphExec_t exec;
+	unsigned n;
+	struct gexec_entry *e;
+};
+
+/* Idle side streams of destroyed execs, reused once they are idle. */
+struct gw_pooled {
+	struct gw_pooled *next;
+	hipStream_t s;
+	int dev;
+};
+
+static struct gexec *gexecs;
+static struct gw_pooled *gw_pool;
+static int gw_nexecs; /* atomic: fast path of hipGraphLaunch */
+
+static struct gexec *gexec_find_locked(hipGraphExec_t exec)
+{
+	for (struct gexec *x = gexecs; x && exec; x = x->next)
+		if (x->exec == exec)
+			return x;
+	return NULL;
+}
+
+static struct gexec *gexec_unlink_locked(hipGraphExec_t exec)
+{
+	for (struct gexec **pp = &gexecs; *pp; pp = &(*pp)->next)
+		if ((*pp)->exec == exec) {
+			struct gexec *x = *pp;
+			*pp = x->next;
+			__atomic_sub_fetch(&gw_nexecs, 1, __ATOMIC_RELAXED);
+			return x;
+		}
+	return NULL;
+}
+
+static void gexec_free_locked(struct gexec *x)
+{
+	for (unsigned i = 0; i < x->n; i++) {
+		struct gexec_entry *e = &x->e[i];
+		struct gw_pooled *p;
+
+		if (e->side) {
+			/* Never destroyed: a stream may still hold a pending wait,
+			 * and hipStreamDestroy may wait for it. */
+			p = malloc(sizeof(*p));
+			if (p) {
+				p->s = e->side;
+				p->dev = e->side_dev;
+				p->next = gw_pool;
+				gw_pool = p;
+			}
+		}
+		hx_gw_vals_free(&e->v);
+		if (e->w)
+			hx_gwait_unref_locked(e->w);
+	}
+	free(x->e);
+	free(x);
+}
+
+/* ---- the wait nodes of a graph, child graphs included ------------------- */
+
+struct gw_found {
+	struct gwait **w;
+	unsigned n, cap;
+	bool oom;
+};
+
+static void found_visit(hipGraph_t graph, hipGraphNode_t node, int type, void *ctx)
+{
+	struct gw_found *f = ctx;
+	struct gwait *w;
+
+	(void)graph;
+	if (type != HX_GRAPH_NODE_WAIT_EVENT || !(w = hx_gwait_find_locked(node)))
+		return;
+	if (f->n == f->cap) {
+		unsigned cap = f->cap ? 2 * f->cap : 8;
+		struct gwait **grown = realloc(f->w, cap * sizeof(*grown));
+		if (!grown) {
+			f->oom = true;
+			return;
+		}
+		f->w = grown;
+		f->cap = cap;
+	}
+	f->w[f->n++] = w;
+}
+
+/* Under hx_gw_lock: the graph's wait nodes in the runtime's node order. */
+static bool gw_find_locked(hipGraph_t graph, struct gw_found *f)
+{
+	memset(f, 0, sizeof(*f));
+	if (!hx_graph_walk(graph, found_visit, f)) {
+		/* A runtime that cannot list nodes: the graph's own nodes. */
+		free(f->w);
+		memset(f, 0, sizeof(*f));
+		for (struct gwait *w = NULL; (w = hx_gw_next_of_graph_locked(w, graph));)
+			found_visit(graph, w->node, HX_GRAPH_NODE_WAIT_EVENT, f);
+	}
+	return !f->oom;
+}
+
+/* ---- instantiation ------------------------------------------------------ */
+
+/* After a successful instantiation: remember the exec if its graph holds
+ * wait nodes built by the shim.  On failure the exec is destroyed again. */
+static hipError_t gw_instantiated(hipGraphExec_t exec, hipGraph_t graph, const char *what)
+{
+	struct gexec *x = NULL, *stale;
+	struct gw_found f;
+
+	pthread_mutex_lock(&hx_gw_lock);
+	/* An exec address reused by the runtime (destroyed behind the shim). */
+	stale = gexec_unlink_locked(exec);
+	if (stale)
+		gexec_free_locked(stale);
+	if (!gw_find_locked(graph, &f))
+		goto oom;
+	if (!f.n) {
+		pthread_mutex_unlock(&hx_gw_lock);
+		return hipSuccess;
+	}
+	x = calloc(1, sizeof(*x));
+	if (x)
+		x->e = calloc(f.n, sizeof(*x->e));
+	if (!x || !x->e)
+		goto oom;
+	x->exec = exec;
+	for (unsigned i = 0; i < f.n; i++) {
+		struct gwait *w = f.w[i];
+		if (hx_gw_vals_copy(&x->e[i].v, w->v.handles, w->v.raw_params, w->v.n))
+			goto oom;
+		x->e[i].w = w;
+		w->refs++;
+		x->n = i + 1;
+	}
+	x->next = gexecs;
+	gexecs = x;
+	__atomic_add_fetch(&gw_nexecs, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&hx_gw_lock);
+	free(f.w);
+	hx_dbg("%s: exec %p has %u hipextsem wait node(s)", what, (void *)exec, x->n);
+	return hipSuccess;
+oom:
+	if (x)
+		gexec_free_locked(x);
+	pthread_mutex_unlock(&hx_gw_lock);
+	free(f.w);
+	hx_err("%s: out of memory for the exec's wait nodes; exec destroyed", what);
+	if (hx_rt.GraphExecDestroy)
+		hx_rt.GraphExecDestroy(exec);
+	return hipErrorOutOfMemory;
+}
+
+hipError_t hx_graph_instantiate(hipGraphExec_t *exec, hipGraph_t graph, hipGraphNode_t *errNode,
+				char *log, size_t logSize)
+{
+	hipError_t err;
+
+	if (!hx_runtime_init())
+		return hipErrorNotInitialized;
+	REQUIRE_REAL(GraphInstantiate, "hipGraphInstantiate");
+	hx_graph_adopt(graph);
+	err = hx_rt.GraphInstantiate(exec, graph, errNode, log, logSize);
+	return err || !exec ? err : gw_instantiated(*exec, graph, "hipGraphInstantiate");
+}
+
+hipError_t hx_graph_instantiate_with_flags(hipGraphExec_t *exec, hipGraph_t graph,
+					   unsigned long long flags)
+{
+	hipError_t err;
+
+	if (!hx_runtime_init())
+		return hipErrorNotInitialized;
+	REQUIRE_REAL(GraphInstantiateWithFlags, "hipGraphInstantiateWithFlags");
+	hx_graph_adopt(graph);
+	err = hx_rt.GraphInstantiateWithFlags(exec, graph, flags);
+	return err || !exec ? err
+			    : gw_instantiated(*exec, graph, "hipGraphInstantiateWithFlags");
+}
+
+hipError_t hx_graph_instantiate_with_params(hipGraphExec_t *exec, hipGraph_t graph, void *params)
+{
+	hipError_t err;
+
+	if (!hx_runtime_init())
+		return hipErrorNotInitialized;
+	REQUIRE_REAL(GraphInstantiateWithParams, "hipGraphInstantiateWithParams");
+	hx_graph_adopt(graph);
+	err = hx_rt.GraphInstantiateWithParams(exec, graph, params);
+	return err || !exec ? err
+			    : gw_instantiated(*exec, graph, "hipGraphInstantiateWithParams");
+}
+
+/* ---- launch ------------------------------------------------------------- */
+
+static hipError_t gw_side_stream_locked(struct gexec_entry *e, int dev, const char *what)
+{
+	hipError_t err;
+
+	if (e->side && e->side_dev == dev)
+		return hipSuccess;
+	/* A pooled stream is taken only when idle: never behind a pending wait. */
+	for (struct gw_pooled **pp = &gw_pool; *pp; pp = &(*pp)->next) {
+		struct gw_pooled *p = *pp;
+		if (p->dev == dev && (!hx_rt.StreamQuery || hx_rt.StreamQuery(p->s) == hipSuccess)) {
+			*pp = p->next;
+			e->side = p->s;
+			e->side_dev = dev;
+			free(p);
+			return hipSuccess;
+		}
+	}
+	err = hx_rt.StreamCreateWithFlags(&e->side, hipStreamNonBlocking);
+	if (err) {
+		hx_err("%s: cannot create the side stream for a wait node (error %d)", what,
+		       (int)err);
+		e->side = NULL;
+		return err;
+	}
+	e->side_dev = dev;
+	return hipSuccess;
+}
+
+static hipError_t gw_launch(hipGraphExec_t exec, hipStream_t stream, bool spt)
+{
+	const char *what = spt ? "hipGraphLaunch_spt" : "hipGraphLaunch";
+	hx_graph_launch_fn *real;
+	struct gexec *x = NULL;
+	hipError_t err = hipSuccess;
+	int dev = 0;
+
+	if (!hx_runtime_init())
+		return hipErrorNotInitialized;
+	real = spt ? hx_rt.GraphLaunch_spt : hx_rt.GraphLaunch;
+	if (!real) {
+		hx_err("%s: the HIP runtime has no %s", what, what);
+		return hipErrorNotSupported;
+	}
+	if (!__atomic_load_n(&gw_nexecs, __ATOMIC_RELAXED))
+		return real(exec, stream);
+	pthread_mutex_lock(&hx_gw_lock);
+	x = gexec_find_locked(exec);
+	if (!x) {
+		pthread_mutex_unlock(&hx_gw_lock);
+		return real(exec, stream);
+	}
+	/* Captured, the pre-launch wait would run now, not at replay. */
+	if (!spt && hx_graph_capturing(stream)) {
+		hx_err("%s: exec %p holds hipextsem wait nodes and cannot be launched into a "
+		       "stream capture", what, (void *)exec);
+		err = hipErrorStreamCaptureUnsupported;
+		goto out;
+	}
+	/* Every semaphore must still exist: fail before enqueuing anything. */
+	for (unsigned i = 0; i < x->n && !err; i++)
+		err = hx_op_wait_validate(x->e[i].v.handles, x->e[i].v.raw_params, x->e[i].v.n,
+					  what);
+	if (err) {
+		hx_err("%s: exec %p not launched: a wait node's semaphore is no longer valid "
+		       "(error %d)", what, (void *)exec, (int)err);
+		goto out;
+	}
+	if (hx_rt.GetDevice && hx_rt.GetDevice(&dev) != hipSuccess)
+		dev = 0;
+	for (unsigned i = 0; i < x->n && !err; i++) {
+		struct gexec_entry *e = &x->e[i];
+		err = gw_side_stream_locked(e, dev, what);
+		if (!err)
+			err = hx_op_wait(e->v.handles, e->v.raw_params, e->v.n, e->side);
+		if (!err) {
+			err = hx_rt.EventRecord(e->w->event, e->side);
+			if (err)
+				hx_err("%s: hipEventRecord on the side stream failed (error %d)",
+				       what, (int)err);
+		}
+	}
+	if (err) {
+		hx_err("%s: exec %p not launched (error %d)", what, (void *)exec, (int)err);
+		goto out;
+	}
+	err = real(exec, stream);
+	hx_dbg("%s: exec %p with %u wait node(s): %d", what, (void *)exec, x->n, (int)err);
+out:
+	pthread_mutex_unlock(&hx_gw_lock);
+	return err;
+}
+
+hipError_t hx_graph_launch(hipGraphExec_t exec, hipStream_t stream)
+{
+	return gw_launch(exec, stream, false);
+}
+
+hipError_t hx_graph_launch_spt(hipGraphExec_t exec, hipStream_t stream)
+{
+	return gw_launch(exec, stream, true);
+}
+
+hipError_t hx_graph_exec_destroy(hipGraphExec_t exec)
+{
+	struct gexec *x;
+	hipError_t err;
+
+	if (!hx_runtime_init())
+		return hipErrorNotInitialized;
+	REQUIRE_REAL(GraphExecDestroy, "hipGraphExecDestroy");
+	err = hx_rt.GraphExecDestroy(exec);
+	if (err || !exec)
+		return err;
+	pthread_mutex_lock(&hx_gw_lock);
+	x = gexec_unlink_locked(exec);
+	if (x)
+		gexec_free_locked(x);
+	pthread_mutex_unlock(&hx_gw_lock);
+	return err;
+}
+
+/* ---- exec parameters ---------------------------------------------------- */
+
+hipError_t hx_graph_exec_wait_set(hipGraphExec_t exec, hipGraphNode_t node,
+				  const struct hx_ext_sem_node_params *p)
+{
+	static const char what[] = "hipGraphExecExternalSemaphoresWaitNodeSetParams";
+	struct gexec_entry *e = NULL;
+	struct gw_vals v, old;
+	struct gexec *x;
+	hipError_t err;
+
+	if (!hx_runtime_init())
+		return hipErrorNotInitialized;
+	if (!hx_graph_wait_known(node)) {
+		if (hx_graph_usable() && hx_graph_any_shim_handle(p)) {
+			hx_err("%s: node %p was created by the runtime; it cannot take hipextsem "
+			       "semaphores", what, (void *)node);
+			return hipErrorInvalidValue;
+		}
+		FORWARD_OR_FAIL(GraphExecExternalSemaphoresWaitNodeSetParams,
+				"hipGraphExecExternalSemaphoresWaitNodeSetParams", exec, node, p);
+	}
+	err = hx_gw_vals_from_params(&v, p, what);
+	if (err)
+		return err;
+	/* Under hx_gw_lock: never changes the params of a launch being enqueued. */
+	pthread_mutex_lock(&hx_gw_lock);
+	x = gexec_find_locked(exec);
+	for (unsigned i = 0; x && i < x->n && !e; i++)
+		if (x->e[i].w->node == node)
+			e = &x->e[i];
+	if (e) {
+		/* CUDA: the number of semaphores of an instantiated node is fixed. */
+		if (e->v.n != v.n) {
+			pthread_mutex_unlock(&hx_gw_lock);
+			hx_err("%s: node %p was instantiated with %u semaphore(s), not %u", what,
+			       (void *)node, e->v.n, v.n);
+			hx_gw_vals_free(&v);
+			return hipErrorInvalidValue;
+		}
+		old = e->v;
+		e->v = v;
+	}
+	pthread_mutex_unlock(&hx_gw_lock);
+	hx_gw_vals_free(e ? &old : &v);
+	if (!e) {
+		hx_err("%s: exec %p has no wait node %p (not instantiated from its graph, or "
+		       "instantiated by a call the shim does not intercept)", what, (void *)exec,
+		       (void *)node);
+		return hipErrorInvalidValue;
+	}
+	return hipSuccess;
+}
+
+/* hipGraphExecUpdate: the runtime pairs the exec's nodes with the new
+ * graph's (clr: in topological order, types and dependency counts must
+ * match, then each exec node takes the new node's params, an event-wait
+ * node its event).  The shim refuses first, as CUDA does, a wait node whose
+ * number of semaphores changed; after the runtime's success the exec's
+ * wait entries are those of the new graph, with copies of its params. */
+hipError_t hx_graph_exec_update(hipGraphExec_t exec, hipGraph_t graph, hipGraphNode_t *errNode,
+				int *result)
+{
+	static const char what[] = "hipGraphExecUpdate";
+	struct gw_found f = { 0 };
+	hipGraphNode_t bad = NULL;
+	struct gexec *x;
+	hipError_t err;
+
+	if (!hx_runtime_init())
+		return hipErrorNotInitialized;
+	REQUIRE_REAL(GraphExecUpdate, "hipGraphExecUpdate");
+	if (!exec || !graph || !errNode || !result || !hx_graph_wait_any())
+		return hx_rt.GraphExecUpdate(exec, graph, errNode, result);
+	hx_graph_adopt(graph);
+	pthread_mutex_lock(&hx_gw_lock);
+	x = gexec_find_locked(exec);
+	if (x && gw_find_locked(graph, &f) && f.n == x->n)
+		for (unsigned i = 0; i < f.n && !bad; i++)
+			if (f.w[i]->v.n != x->e[i].v.n)
+				bad = f.w[i]->node;
+	pthread_mutex_unlock(&hx_gw_lock);
+	free(f.w);
+	if (bad) {
+		hx_err("%s: wait node %p has a different number of semaphores than the exec's "
+		       "node; not updated", what, (void *)bad);
+		*errNode = bad;
+		*result = HX_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED;
+		return hipErrorGraphExecUpdateFailure;
+	}
+	err = hx_rt.GraphExecUpdate(exec, graph, errNode, result);
+	if (err)
+		return err;
+	return gw_instantiated(exec, graph, what);
+}

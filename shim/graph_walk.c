@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Walking a graph's nodes, into the graphs embedded in child-graph nodes,
+ * and adopting the copies of semaphore nodes found there.
+ *
+ * The runtime copies nodes behind the shim's back: hipGraphClone, and
+ * hipGraphAddChildGraphNode (clr's ChildGraphNode holds a clone of the
+ * child graph).  A copied signal node is a host node whose data is the
+ * original's record; a copied wait node is an event-wait node on the
+ * original's event.  Adoption gives each copy a record (and, for a wait
+ * node, an event) of its own, so that its params can be read and set, it is
+ * driven at launch independently of the original, and it is forgotten with
+ * the top-level graph it belongs to.
+ */
+#include <stdlib.h>
+
+#include "graph_common.h"
+#include "log.h"
+#include "runtime.h"
+
+/* Deeper nesting than any real graph; a cycle the runtime should never
+ * produce stops here instead of recursing without end. */
+#define HX_GRAPH_MAX_DEPTH 64
+
+static bool walk(hipGraph_t graph, hx_graph_visit_fn *visit, void *ctx, unsigned depth)
+{
+	hipGraphNode_t *nodes;
+	size_t n = 0, got;
+	bool ok = true;
+
+	if (depth > HX_GRAPH_MAX_DEPTH) {
+		hx_err("graph %p: child graphs nested deeper than %d levels are not searched for "
+		       "hipextsem nodes", (void *)graph, HX_GRAPH_MAX_DEPTH);
+		return false;
+	}
+	if (hx_rt.GraphGetNodes(graph, NULL, &n) != hipSuccess)
+		return false;
+	if (!n)
+		return true;
+	nodes = calloc(n, sizeof(*nodes));
+	if (!nodes) {
+		hx_err("graph %p: out of memory listing %zu nodes", (void *)graph, n);
+		return false;
+	}
+	got = n;
+	if (hx_rt.GraphGetNodes(graph, nodes, &got) != hipSuccess) {
+		free(nodes);
+		return false;
+	}
+	for (size_t i = 0; i < got && i < n && ok; i++) {
+		hipGraph_t child = NULL;
+		int type = -1;
+
+		if (!nodes[i] || hx_rt.GraphNodeGetType(nodes[i], &type) != hipSuccess)
+			continue;
+		visit(graph, nodes[i], type, ctx);
+		if (type == HX_GRAPH_NODE_GRAPH && hx_rt.GraphChildGraphNodeGetGraph &&
+		    hx_rt.GraphChildGraphNodeGetGraph(nodes[i], &child) == hipSuccess && child)
+			ok = walk(child, visit, ctx, depth + 1);
+	}
+	free(nodes);
+	return ok;
+}
+
+bool hx_graph_walk(hipGraph_t graph, hx_graph_visit_fn *visit, void *ctx)
+{
+	if (!graph || !hx_rt.GraphGetNodes || !hx_rt.GraphNodeGetType)
+		return false;
+	return walk(graph, visit, ctx, 0);
+}
+
+static void adopt_visit(hipGraph_t graph, hipGraphNode_t node, int type, void *ctx)
+{
+	hipGraph_t root = ctx;
+
+	if (type == HX_GRAPH_NODE_WAIT_EVENT)
+		hx_graph_wait_adopt(graph, node, root);
+	else if (type == HX_GRAPH_NODE_HOST)
+		hx_graph_signal_adopt(graph, node, root);
+}
+
+void hx_graph_adopt(hipGraph_t graph)
+{
+	/* Nothing to find while no semaphore node was ever built. */
+	if (!graph || (!hx_graph_wait_any() && !hx_graph_signal_any()))
+		return;
+	hx_graph_walk(graph, adopt_visit, graph);
+}

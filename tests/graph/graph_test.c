@@ -1,0 +1,660 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Graphs and stream capture with hipextsem semaphores (6.x flavour):
+ * captured waits, clones, child graphs, exec update, instantiation
+ * variants, capture modes and node parameter rules.  Each case drives real
+ * syncobjs (the VM's render node) from the "Vulkan side" and checks that
+ * the HIP side waits and signals exactly when it must.
+ *
+ *   graph-test CASE      (HX_TEST_EXPECT=shim|stock, as every test here)
+ */
+#include <pthread.h>
+
+#include "hxtest.h"
+#include "hipextsem/hip_graph.h"
+
+static int drm = -1;
+static bool shim;
+static uint64_t counter; /* the "work" of the graphs: host nodes add 1 */
+
+static void work(void *data)
+{
+	(void)data;
+	__atomic_add_fetch(&counter, 1, __ATOMIC_RELEASE);
+}
+
+static uint64_t count(void)
+{
+	return __atomic_load_n(&counter, __ATOMIC_ACQUIRE);
+}
+
+static bool count_reaches(uint64_t want, unsigned ms)
+{
+	int64_t end = now_ns() + (int64_t)ms * 1000000;
+
+	while (count() < want && now_ns() < end)
+		sleep_ms(1);
+	return count() >= want;
+}
+
+struct sem {
+	uint32_t h;
+	hipExternalSemaphore_t s;
+	bool timeline;
+};
+
+static struct sem sem_new(bool timeline)
+{
+	struct sem x = { .timeline = timeline };
+	int fd;
+
+	x.h = so_create(drm, false);
+	fd = so_export(drm, x.h);
+	HIPCHECK(import_fd(&x.s, fd, timeline));
+	return x;
+}
+
+static void sem_free(struct sem *x)
+{
+	HIPCHECK(hipDestroyExternalSemaphore(x->s));
+	drmSyncobjDestroy(drm, x->h);
+}
+
+/* Node params for n semaphores (values: timeline points, 0 for binary). */
+struct esp {
+	hipExternalSemaphore_t s[4];
+	test_wait_params w[4];
+	test_signal_params g[4];
+	struct hx_ext_sem_node_params wait, signal;
+};
+
+static void esp_set(struct esp *p, const struct sem *const *sems, const uint64_t *vals, unsigned n)
+{
+	memset(p, 0, sizeof(*p));
+	for (unsigned i = 0; i < n; i++) {
+		p->s[i] = sems[i]->s;
+		p->w[i].params.fence.value = vals[i];
+		p->g[i].params.fence.value = vals[i];
+	}
+	p->wait = (struct hx_ext_sem_node_params){ p->s, p->w, n };
+	p->signal = (struct hx_ext_sem_node_params){ p->s, p->g, n };
+}
+
+/* wait(a) -> work -> signal(b), with the explicit node calls. */
+struct chain {
+	hipGraphNode_t wait, work, signal;
+};
+
+static struct chain build_chain(hipGraph_t g, const struct sem *a, const struct sem *b)
+{
+	struct hx_host_node_params hp = { work, NULL };
+	uint64_t zero = 0;
+	struct esp pw, ps;
+	struct chain c;
+
+	esp_set(&pw, &a, &zero, 1);
+	esp_set(&ps, &b, &zero, 1);
+	HIPCHECK(hipGraphAddExternalSemaphoresWaitNode(&c.wait, g, NULL, 0, &pw.wait));
+	HIPCHECK(hipGraphAddHostNode(&c.work, g, &c.wait, 1, &hp));
+	HIPCHECK(hipGraphAddExternalSemaphoresSignalNode(&c.signal, g, &c.work, 1, &ps.signal));
+	return c;
+}
+
+/* One launch of a wait(a) -> work -> signal(b) exec: held until a is
+ * signaled, then b is signaled after the work. */
+static void run_chain(hipGraphExec_t x, hipStream_t st, const struct sem *a,
+		      const struct sem *b, const struct sem *other, unsigned hold_ms)
+{
+	uint64_t before = count();
+
+	HIPCHECK(drmSyncobjReset(drm, (uint32_t *)&b->h, 1) ? hipErrorUnknown : hipSuccess);
+	HIPCHECK(hipGraphLaunch(x, st));
+	if (hold_ms) {
+		sleep_ms(hold_ms);
+		CHECK(count() == before, "the work ran before its semaphore was signaled");
+	}
+	if (other) {
+		/* Another graph's semaphore must not release this one. */
+		so_signal(drm, other->h, 0);
+		sleep_ms(hold_ms ? hold_ms : 30);
+		CHECK(count() == before, "released by another graph's semaphore");
+	}
+	so_signal(drm, a->h, 0);
+	CHECK(so_wait(drm, b->h, 0, 5000) == 0, "the graph did not signal its semaphore");
+	CHECK(count() == before + 1, "signaled %s the work", count() == before ? "before" : "around");
+	HIPCHECK(hipStreamSynchronize(st));
+}
+
+/* ---- captured render loop ---------------------------------------------- */
+
+/* Captured once, replayed n times: the Vulkan side signals `acquire`, HIP
+ * waits, works, signals `release`, which the Vulkan side waits for.  The
+ * timeline variant waits {binary, timeline point i} and signals point i,
+ * updating the exec's params every frame, as CUDA render loops do. */
+static void case_render_loop(bool timeline, unsigned frames)
+{
+	struct sem acq = sem_new(false), tacq = sem_new(true), rel = sem_new(timeline);
+	const struct sem *ws[2] = { &acq, &tacq };
+	const struct sem *ss[1] = { &rel };
+	uint64_t wv[2] = { 0, 1 }, sv[1] = { timeline ? 1 : 0 };
+	hipGraphNode_t nodes[8], wnode = NULL, snode = NULL;
+	size_t nn = 8;
+	hipGraphExec_t x;
+	hipStream_t st;
+	struct esp pw, ps;
+	hipGraph_t g;
+	int fds = count_fds();
+
+	HIPCHECK(hipStreamCreate(&st));
+	esp_set(&pw, ws, wv, timeline ? 2 : 1);
+	esp_set(&ps, ss, sv, 1);
+	HIPCHECK(hipStreamBeginCapture(st, HX_CAPTURE_MODE_GLOBAL));
+	HIPCHECK(hipWaitExternalSemaphoresAsync(pw.s, (const hipExternalSemaphoreWaitParams *)pw.w,
+						pw.wait.numExtSems, st));
+	HIPCHECK(hipLaunchHostFunc(st, work, NULL));
+	HIPCHECK(hipSignalExternalSemaphoresAsync(ps.s,
+						  (const hipExternalSemaphoreSignalParams *)ps.g, 1,
+						  st));
+	HIPCHECK(hipStreamEndCapture(st, &g));
+	HIPCHECK(hipGraphGetNodes(g, nodes, &nn));
+	CHECK(nn == 3, "captured %zu nodes, want 3", nn);
+	for (size_t i = 0; i < nn; i++) {
+		struct hx_ext_sem_node_params got;
+		if (hipGraphExternalSemaphoresWaitNodeGetParams(nodes[i], &got) == hipSuccess)
+			wnode = nodes[i];
+		if (hipGraphExternalSemaphoresSignalNodeGetParams(nodes[i], &got) == hipSuccess)
+			snode = nodes[i];
+	}
+	CHECK(wnode && snode, "captured wait/signal nodes not found (%p, %p)", (void *)wnode,
+	      (void *)snode);
+	HIPCHECK(hipGraphInstantiate(&x, g, NULL, NULL, 0));
+	for (unsigned i = 0; i < frames; i++) {
+		uint64_t before = count();
+
+		if (timeline) {
+			wv[1] = sv[0] = i + 1;
+			esp_set(&pw, ws, wv, 2);
+			esp_set(&ps, ss, sv, 1);
+			HIPCHECK(hipGraphExecExternalSemaphoresWaitNodeSetParams(x, wnode, &pw.wait));
+			HIPCHECK(hipGraphExecExternalSemaphoresSignalNodeSetParams(x, snode,
+										   &ps.signal));
+		} else {
+			HIPCHECK(drmSyncobjReset(drm, &rel.h, 1) ? hipErrorUnknown : hipSuccess);
+		}
+		HIPCHECK(hipGraphLaunch(x, st));
+		/* No early pass: checked at once every frame, after a pause every
+		 * 100th, and with only half of a mixed wait signaled. */
+		if (i % 100 == 0)
+			sleep_ms(20);
+		CHECK(count() == before, "frame %u: the work ran before acquire was signaled", i);
+		if (timeline) {
+			so_signal(drm, tacq.h, i + 1);
+			if (i % 100 == 0)
+				sleep_ms(20);
+			CHECK(count() == before, "frame %u: released by half of a mixed wait", i);
+		}
+		so_signal(drm, acq.h, 0);
+		CHECK(so_wait(drm, rel.h, timeline ? i + 1 : 0, 5000) == 0,
+		      "frame %u: release not signaled", i);
+		CHECK(count() == before + 1, "frame %u: release signaled before the work", i);
+	}
+	HIPCHECK(hipStreamSynchronize(st));
+	HIPCHECK(hipGraphExecDestroy(x));
+	HIPCHECK(hipGraphDestroy(g));
+	HIPCHECK(hipStreamDestroy(st));
+	sem_free(&acq);
+	sem_free(&tacq);
+	sem_free(&rel);
+	CHECK(count_fds() == fds, "fds leaked: %d -> %d", fds, count_fds());
+	printf("%u frames\n", frames);
+}
+
+/* ---- capture across streams -------------------------------------------- */
+
+static bool same_deps(hipGraphNode_t n, const hipGraphNode_t *want, size_t nwant)
+{
+	hipGraphNode_t got[8];
+	size_t ngot = 8;
+
+	HIPCHECK(hipGraphNodeGetDependencies(n, got, &ngot));
+	if (ngot != nwant)
+		return false;
+	for (size_t i = 0; i < nwant; i++) {
+		bool found = false;
+		for (size_t j = 0; j < ngot; j++)
+			found |= got[j] == want[i];
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
+/* st1: work0, record e1 | st2: wait e1, WAIT(a), work1, record e2 |
+ * st1: wait e2, SIGNAL(b).  The wait node depends on work0 alone, work1
+ * on the wait node alone. */
+static void case_fork_join(void)
+{
+	struct sem a = sem_new(false), b = sem_new(false), other = sem_new(false);
+	hipGraphNode_t nodes[8], wnode = NULL, w0 = NULL, w1 = NULL;
+	struct hx_host_node_params hp;
+	hipStream_t st1, st2;
+	hipEvent_t e1, e2;
+	hipGraphExec_t x;
+	size_t nn = 8;
+	hipGraph_t g;
+
+	HIPCHECK(hipStreamCreate(&st1));
+	HIPCHECK(hipStreamCreate(&st2));
+	HIPCHECK(hipEventCreateWithFlags(&e1, hipEventDisableTiming));
+	HIPCHECK(hipEventCreateWithFlags(&e2, hipEventDisableTiming));
+	HIPCHECK(hipStreamBeginCapture(st1, HX_CAPTURE_MODE_GLOBAL));
+	HIPCHECK(hipLaunchHostFunc(st1, work, (void *)1));
+	HIPCHECK(hipEventRecord(e1, st1));
+	HIPCHECK(hipStreamWaitEvent(st2, e1, 0));
+	HIPCHECK(wait1(a.s, 0, st2));
+	HIPCHECK(hipLaunchHostFunc(st2, work, (void *)2));
+	HIPCHECK(hipEventRecord(e2, st2));
+	HIPCHECK(hipStreamWaitEvent(st1, e2, 0));
+	HIPCHECK(signal1(b.s, 0, st1));
+	HIPCHECK(hipStreamEndCapture(st1, &g));
+	HIPCHECK(hipGraphGetNodes(g, nodes, &nn));
+	for (size_t i = 0; i < nn; i++) {
+		struct hx_ext_sem_node_params got;
+		if (hipGraphExternalSemaphoresWaitNodeGetParams(nodes[i], &got) == hipSuccess)
+			wnode = nodes[i];
+		else if (hipGraphHostNodeGetParams(nodes[i], &hp) == hipSuccess && hp.fn == work)
+			*(hp.userData == (void *)1 ? &w0 : &w1) = nodes[i];
+	}
+	CHECK(wnode && w0 && w1, "captured nodes missing (wait %p, work0 %p, work1 %p)",
+	      (void *)wnode, (void *)w0, (void *)w1);
+	CHECK(same_deps(wnode, &w0, 1), "the captured wait does not depend on work0 alone");
+	CHECK(same_deps(w1, &wnode, 1), "work1 does not depend on the captured wait alone");
+	HIPCHECK(hipGraphInstantiate(&x, g, NULL, NULL, 0));
+	counter = 0;
+	HIPCHECK(drmSyncobjReset(drm, &b.h, 1) ? hipErrorUnknown : hipSuccess);
+	HIPCHECK(hipGraphLaunch(x, st1));
+	CHECK(count_reaches(1, 5000), "work0 did not run");
+	sleep_ms(50);
+	CHECK(count() == 1, "work1 ran before the captured wait was released");
+	so_signal(drm, other.h, 0);
+	sleep_ms(30);
+	CHECK(count() == 1, "released by an unrelated semaphore");
+	so_signal(drm, a.h, 0);
+	CHECK(so_wait(drm, b.h, 0, 5000) == 0, "b not signaled");
+	CHECK(count() == 2, "b signaled before work1 (count %llu)", (unsigned long long)count());
+	HIPCHECK(hipStreamSynchronize(st1));
+	HIPCHECK(hipGraphExecDestroy(x));
+	HIPCHECK(hipGraphDestroy(g));
+	HIPCHECK(hipEventDestroy(e1));
+	HIPCHECK(hipEventDestroy(e2));
+	HIPCHECK(hipStreamDestroy(st1));
+	HIPCHECK(hipStreamDestroy(st2));
+	sem_free(&a);
+	sem_free(&b);
+	sem_free(&other);
+}
+
+/* ---- clones, child graphs, exec update --------------------------------- */
+
+static void set_one(hipGraphNode_t n, const struct sem *s, bool wait)
+{
+	uint64_t zero = 0;
+	struct esp p;
+
+	esp_set(&p, &s, &zero, 1);
+	if (wait)
+		HIPCHECK(hipGraphExternalSemaphoresWaitNodeSetParams(n, &p.wait));
+	else
+		HIPCHECK(hipGraphExternalSemaphoresSignalNodeSetParams(n, &p.signal));
+}
+
+static void case_clone(void)
+{
+	struct sem a = sem_new(false), b = sem_new(false), a2 = sem_new(false),
+		   b2 = sem_new(false);
+	struct hx_ext_sem_node_params got;
+	hipGraphNode_t cw, cs;
+	hipGraphExec_t xg, xc;
+	hipGraph_t g, c;
+	struct chain ch;
+	hipStream_t st;
+
+	HIPCHECK(hipStreamCreate(&st));
+	HIPCHECK(hipGraphCreate(&g, 0));
+	ch = build_chain(g, &a, &b);
+	HIPCHECK(hipGraphClone(&c, g));
+	HIPCHECK(hipGraphNodeFindInClone(&cw, ch.wait, c));
+	HIPCHECK(hipGraphNodeFindInClone(&cs, ch.signal, c));
+	/* The clone's nodes are nodes of their own: read and set there. */
+	HIPCHECK(hipGraphExternalSemaphoresWaitNodeGetParams(cw, &got));
+	CHECK(got.numExtSems == 1 && got.extSemArray[0] == a.s, "clone's wait node params");
+	set_one(cw, &a2, true);
+	set_one(cs, &b2, false);
+	HIPCHECK(hipGraphExternalSemaphoresWaitNodeGetParams(ch.wait, &got));
+	CHECK(got.extSemArray[0] == a.s, "setting the clone changed the original");
+	HIPCHECK(hipGraphInstantiate(&xg, g, NULL, NULL, 0));
+	HIPCHECK(hipGraphInstantiate(&xc, c, NULL, NULL, 0));
+	/* The original goes first: neither the clone nor the exec needs it. */
+	HIPCHECK(hipGraphDestroy(g));
+	for (int i = 0; i < 3; i++) {
+		run_chain(xc, st, &a2, &b2, &a, 40);
+		run_chain(xg, st, &a, &b, &a2, 0);
+	}
+	CHECK(so_wait(drm, b.h, 0, 0) == -ETIME, "the clone signaled the original's semaphore");
+	HIPCHECK(hipGraphExecDestroy(xg));
+	HIPCHECK(hipGraphExecDestroy(xc));
+	HIPCHECK(hipGraphDestroy(c));
+	HIPCHECK(hipStreamDestroy(st));
+	sem_free(&a);
+	sem_free(&b);
+	sem_free(&a2);
+	sem_free(&b2);
+}
+
+/* A chain inside a child graph inside a child graph; the child graphs are
+ * destroyed once added (the nodes hold copies). */
+static void case_child(void)
+{
+	struct sem a = sem_new(false), b = sem_new(false), other = sem_new(false);
+	hipGraph_t k, k2, p;
+	hipGraphNode_t n, pre;
+	hipGraphExec_t x;
+	hipStream_t st;
+
+	HIPCHECK(hipStreamCreate(&st));
+	HIPCHECK(hipGraphCreate(&k, 0));
+	build_chain(k, &a, &b);
+	HIPCHECK(hipGraphCreate(&k2, 0));
+	HIPCHECK(hipGraphAddChildGraphNode(&n, k2, NULL, 0, k));
+	HIPCHECK(hipGraphCreate(&p, 0));
+	HIPCHECK(hipGraphAddEmptyNode(&pre, p, NULL, 0));
+	HIPCHECK(hipGraphAddChildGraphNode(&n, p, &pre, 1, k2));
+	HIPCHECK(hipGraphDestroy(k));
+	HIPCHECK(hipGraphDestroy(k2));
+	HIPCHECK(hipGraphInstantiate(&x, p, NULL, NULL, 0));
+	for (int i = 0; i < 3; i++)
+		run_chain(x, st, &a, &b, i ? NULL : &other, 40);
+	/* The parent graph goes before its exec; the exec keeps working. */
+	HIPCHECK(hipGraphDestroy(p));
+	run_chain(x, st, &a, &b, NULL, 0);
+	HIPCHECK(hipGraphExecDestroy(x));
+	HIPCHECK(hipStreamDestroy(st));
+	sem_free(&a);
+	sem_free(&b);
+	sem_free(&other);
+}
+
+static void case_exec_update(void)
+{
+	struct sem a = sem_new(false), b = sem_new(false), a2 = sem_new(false),
+		   b2 = sem_new(false);
+	const struct sem *two[2] = { &a, &a2 };
+	uint64_t zeros[2] = { 0, 0 };
+	hipGraph_t g1, g2, g3;
+	hipGraphNode_t err_node = NULL;
+	hipGraphExec_t x;
+	hipStream_t st;
+	struct chain c3;
+	struct esp p;
+	int result = -1;
+
+	HIPCHECK(hipStreamCreate(&st));
+	HIPCHECK(hipGraphCreate(&g1, 0));
+	HIPCHECK(hipGraphCreate(&g2, 0));
+	HIPCHECK(hipGraphCreate(&g3, 0));
+	build_chain(g1, &a, &b);
+	build_chain(g2, &a2, &b2);
+	c3 = build_chain(g3, &a, &b);
+	esp_set(&p, two, zeros, 2);
+	HIPCHECK(hipGraphExternalSemaphoresWaitNodeSetParams(c3.wait, &p.wait));
+	HIPCHECK(hipGraphInstantiate(&x, g1, NULL, NULL, 0));
+	run_chain(x, st, &a, &b, NULL, 30);
+	HIPCHECK(hipGraphExecUpdate(x, g2, &err_node, &result));
+	CHECK(result == HX_GRAPH_EXEC_UPDATE_SUCCESS, "update result %d", result);
+	run_chain(x, st, &a2, &b2, &a, 30);
+	/* CUDA: the number of semaphores of a node cannot change. */
+	EXPECT_ERR(hipGraphExecUpdate(x, g3, &err_node, &result), hipErrorGraphExecUpdateFailure);
+	CHECK(result == HX_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED && err_node == c3.wait,
+	      "refused update: result %d, node %p (want %p)", result, (void *)err_node,
+	      (void *)c3.wait);
+	run_chain(x, st, &a2, &b2, &a, 30);
+	HIPCHECK(hipGraphDestroy(g2)); /* the exec's params are its own */
+	run_chain(x, st, &a2, &b2, NULL, 0);
+	HIPCHECK(hipGraphExecDestroy(x));
+	HIPCHECK(hipGraphDestroy(g1));
+	HIPCHECK(hipGraphDestroy(g3));
+	HIPCHECK(hipStreamDestroy(st));
+	sem_free(&a);
+	sem_free(&b);
+	sem_free(&a2);
+	sem_free(&b2);
+}
+
+/* ---- instantiation variants, streams, threads -------------------------- */
+
+struct hx_instantiate_params {
+	hipGraphNode_t errNode_out;
+	unsigned long long flags;
+	int result_out;
+	hipStream_t uploadStream;
+};
+
+struct launcher {
+	hipGraphExec_t x;
+	hipStream_t st;
+	struct sem a, b;
+	int rounds;
+};
+
+static void *launch_thread(void *arg)
+{
+	struct launcher *l = arg;
+
+	for (int i = 0; i < l->rounds; i++) {
+		HIPCHECK(drmSyncobjReset(drm, &l->b.h, 1) ? hipErrorUnknown : hipSuccess);
+		HIPCHECK(hipGraphLaunch(l->x, l->st));
+		so_signal(drm, l->a.h, 0);
+		CHECK(so_wait(drm, l->b.h, 0, 5000) == 0, "concurrent exec: b not signaled");
+		HIPCHECK(hipStreamSynchronize(l->st));
+	}
+	return NULL;
+}
+
+static void case_instantiate(void)
+{
+	struct hx_instantiate_params ip;
+	struct launcher l[2];
+	hipStream_t st[3];
+	pthread_t th[2];
+	hipGraph_t g[2];
+
+	for (int i = 0; i < 3; i++)
+		HIPCHECK(hipStreamCreate(&st[i]));
+	for (int i = 0; i < 2; i++) {
+		l[i].a = sem_new(false);
+		l[i].b = sem_new(false);
+		l[i].rounds = 100;
+		HIPCHECK(hipGraphCreate(&g[i], 0));
+		build_chain(g[i], &l[i].a, &l[i].b);
+	}
+	HIPCHECK(hipGraphInstantiateWithFlags(&l[0].x, g[0], 0));
+	memset(&ip, 0, sizeof(ip));
+	ip.uploadStream = st[1];
+	HIPCHECK(hipGraphInstantiateWithParams(&l[1].x, g[1], &ip));
+	HIPCHECK(hipGraphUpload(l[0].x, st[2]));
+	/* One exec, relaunched on different streams. */
+	for (int i = 0; i < 6; i++)
+		run_chain(l[i % 2].x, st[i % 3], &l[i % 2].a, &l[i % 2].b, NULL, i < 2 ? 30 : 0);
+	/* Two execs launched concurrently from two threads. */
+	counter = 0;
+	for (int i = 0; i < 2; i++) {
+		l[i].st = st[i];
+		pthread_create(&th[i], NULL, launch_thread, &l[i]);
+	}
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	CHECK(count() == 200, "concurrent launches ran the work %llu times, want 200",
+	      (unsigned long long)count());
+	for (int i = 0; i < 2; i++) {
+		HIPCHECK(hipGraphExecDestroy(l[i].x));
+		HIPCHECK(hipGraphDestroy(g[i]));
+		sem_free(&l[i].a);
+		sem_free(&l[i].b);
+	}
+	for (int i = 0; i < 3; i++)
+		HIPCHECK(hipStreamDestroy(st[i]));
+}
+
+/* ---- capture modes ------------------------------------------------------ */
+
+/* The runtime's memory calls invalidate a Global capture of the calling
+ * thread (clr CHECK_STREAM_CAPTURE_SUPPORTED).  The shim's own allocations
+ * (the first wait's slots) must not; import and destroy carry no capture
+ * check in clr and pass in every mode. */
+static void case_capture_modes(void)
+{
+	struct sem a = sem_new(false);
+	hipStream_t cap, other;
+	hipGraph_t g;
+	void *p = NULL;
+	int status = -1;
+
+	HIPCHECK(hipStreamCreate(&cap));
+	HIPCHECK(hipStreamCreate(&other));
+	for (int mode = HX_CAPTURE_MODE_GLOBAL; mode <= HX_CAPTURE_MODE_RELAXED; mode++) {
+		struct sem t;
+
+		HIPCHECK(hipStreamBeginCapture(cap, mode));
+		/* The first wait of the process allocates its slot here. */
+		HIPCHECK(wait1(a.s, 0, other));
+		t = sem_new(true);
+		sem_free(&t);
+		HIPCHECK(hipStreamIsCapturing(cap, &status));
+		CHECK(status == HX_CAPTURE_STATUS_ACTIVE,
+		      "mode %d: the capture was invalidated by a semaphore call (status %d)", mode,
+		      status);
+		HIPCHECK(hipStreamEndCapture(cap, &g));
+		HIPCHECK(hipGraphDestroy(g));
+		so_signal(drm, a.h, 0);
+		HIPCHECK(hipStreamSynchronize(other));
+	}
+	/* The rule itself, as the runtime plays it: a memory call invalidates. */
+	HIPCHECK(hipStreamBeginCapture(cap, HX_CAPTURE_MODE_GLOBAL));
+	EXPECT_ERR(hipHostMalloc(&p, 64, 0), hipErrorStreamCaptureUnsupported);
+	EXPECT_ERR(hipStreamEndCapture(cap, &g), hipErrorStreamCaptureInvalidated);
+	HIPCHECK(hipStreamDestroy(cap));
+	HIPCHECK(hipStreamDestroy(other));
+	sem_free(&a);
+}
+
+/* ---- node parameters ----------------------------------------------------- */
+
+/* Get returns what Set stored after the caller's arrays are gone; argument
+ * errors are the runtime's own (compared with the same mistake made on an
+ * empty node); nodes of a destroyed graph are refused alike. */
+static void case_params(void)
+{
+	struct sem a = sem_new(false), b = sem_new(true);
+	struct hx_ext_sem_node_params got, *heap;
+	hipGraphNode_t e1, e2, foreign, n, dup[2], sn, wn;
+	hipGraph_t g, g2;
+	hipError_t want;
+
+	HIPCHECK(hipGraphCreate(&g, 0));
+	HIPCHECK(hipGraphCreate(&g2, 0));
+	HIPCHECK(hipGraphAddEmptyNode(&e1, g, NULL, 0));
+	HIPCHECK(hipGraphAddEmptyNode(&e2, g, NULL, 0));
+	HIPCHECK(hipGraphAddEmptyNode(&foreign, g2, NULL, 0));
+	heap = malloc(sizeof(*heap));
+	heap->extSemArray = malloc(2 * sizeof(hipExternalSemaphore_t));
+	heap->extSemArray[0] = a.s;
+	heap->extSemArray[1] = b.s;
+	test_wait_params *wp = calloc(2, sizeof(*wp));
+	wp[1].params.fence.value = 7;
+	heap->paramsArray = wp;
+	heap->numExtSems = 2;
+	HIPCHECK(hipGraphAddExternalSemaphoresWaitNode(&wn, g, &e1, 1, heap));
+	test_signal_params *sp = calloc(2, sizeof(*sp));
+	sp[1].params.fence.value = 9;
+	struct hx_ext_sem_node_params sig = { heap->extSemArray, sp, 2 };
+	HIPCHECK(hipGraphAddExternalSemaphoresSignalNode(&sn, g, &e1, 1, &sig));
+	free(heap->extSemArray);
+	free(wp);
+	free(sp);
+	free(heap);
+	HIPCHECK(hipGraphExternalSemaphoresWaitNodeGetParams(wn, &got));
+	CHECK(got.numExtSems == 2 && got.extSemArray[1] == b.s &&
+	      ((const test_wait_params *)got.paramsArray)[1].params.fence.value == 7,
+	      "wait node Get after the caller freed its arrays");
+	HIPCHECK(hipGraphExternalSemaphoresSignalNodeGetParams(sn, &got));
+	CHECK(got.numExtSems == 2 && got.extSemArray[0] == a.s &&
+	      ((const test_signal_params *)got.paramsArray)[1].params.fence.value == 9,
+	      "signal node Get after the caller freed its arrays");
+	{
+		uint64_t zero = 0;
+		const struct sem *one = &a;
+		struct esp p;
+		esp_set(&p, &one, &zero, 1);
+		/* Argument mistakes: the runtime's answer for the same mistake. */
+		want = hipGraphAddEmptyNode(&n, g, (hipGraphNode_t[]){ foreign }, 1);
+		EXPECT_ERR(hipGraphAddExternalSemaphoresWaitNode(&n, g, &foreign, 1, &p.wait),
+			   want);
+		EXPECT_ERR(hipGraphAddExternalSemaphoresSignalNode(&n, g, &foreign, 1, &p.signal),
+			   want);
+		dup[0] = dup[1] = e2;
+		want = hipGraphAddEmptyNode(&n, g, dup, 2);
+		EXPECT_ERR(hipGraphAddExternalSemaphoresWaitNode(&n, g, dup, 2, &p.wait), want);
+		EXPECT_ERR(hipGraphAddExternalSemaphoresSignalNode(&n, g, dup, 2, &p.signal), want);
+		want = hipGraphAddEmptyNode(&n, g, NULL, 1);
+		EXPECT_ERR(hipGraphAddExternalSemaphoresWaitNode(&n, g, NULL, 1, &p.wait), want);
+		EXPECT_ERR(hipGraphAddExternalSemaphoresSignalNode(&n, g, NULL, 1, &p.signal), want);
+		EXPECT_ERR(hipGraphAddExternalSemaphoresWaitNode(NULL, g, NULL, 0, &p.wait),
+			   hipErrorInvalidValue);
+		EXPECT_ERR(hipGraphAddExternalSemaphoresWaitNode(&n, NULL, NULL, 0, &p.wait),
+			   hipErrorInvalidValue);
+		EXPECT_ERR(hipGraphAddExternalSemaphoresSignalNode(NULL, g, NULL, 0, &p.signal),
+			   hipErrorInvalidValue);
+		EXPECT_ERR(hipGraphAddExternalSemaphoresSignalNode(&n, NULL, NULL, 0, &p.signal),
+			   hipErrorInvalidValue);
+	}
+	HIPCHECK(hipGraphDestroy(g));
+	HIPCHECK(hipGraphDestroy(g2));
+	/* Both node kinds of a destroyed graph: refused, never read. */
+	CHECK(hipGraphExternalSemaphoresWaitNodeGetParams(wn, &got) != hipSuccess,
+	      "wait node of a destroyed graph answered");
+	CHECK(hipGraphExternalSemaphoresSignalNodeGetParams(sn, &got) != hipSuccess,
+	      "signal node of a destroyed graph answered");
+	sem_free(&a);
+	sem_free(&b);
+}
+
+int main(int argc, char **argv)
+{
+	const char *c = argc > 1 ? argv[1] : "";
+
+	shim = expect_shim();
+	CHECK(shim, "the graph suite drives hipextsem semaphores: run it with the shim");
+	drm = drm_open();
+	if (!strcmp(c, "render-loop-binary"))
+		case_render_loop(false, argc > 2 ? (unsigned)atoi(argv[2]) : 1000);
+	else if (!strcmp(c, "render-loop-timeline"))
+		case_render_loop(true, argc > 2 ? (unsigned)atoi(argv[2]) : 1000);
+	else if (!strcmp(c, "fork-join"))
+		case_fork_join();
+	else if (!strcmp(c, "clone"))
+		case_clone();
+	else if (!strcmp(c, "child"))
+		case_child();
+	else if (!strcmp(c, "exec-update"))
+		case_exec_update();
+	else if (!strcmp(c, "instantiate"))
+		case_instantiate();
+	else if (!strcmp(c, "capture-modes"))
+		case_capture_modes();
+	else if (!strcmp(c, "params"))
+		case_params();
+	else
+		FAIL("unknown case '%s'", c);
+	printf("ok %s\n", c);
+	return 0;
+}
