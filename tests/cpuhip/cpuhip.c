@@ -700,8 +700,8 @@ static hipError_t submit(hipStream_t h, struct cmd *c)
 		return hipErrorOutOfMemory;
 	ensure_init();
 	if (cpuhip_capture_active(h)) {
-		/* This runtime records only host functions and external-semaphore
-		 * operations into a capture (cpuhip_graph.c). */
+		/* This runtime records only host functions, event records and
+		 * cross-stream waits into a capture (cpuhip_capture.c). */
 		free(c->deps);
 		free(c);
 		return hipErrorStreamCaptureUnsupported;
@@ -1239,7 +1239,11 @@ CPUHIP_EXPORT hipError_t hipStreamDestroy(hipStream_t h)
 CPUHIP_EXPORT hipError_t hipStreamSynchronize(hipStream_t h)
 {
 	ensure_init();
-	if (cpuhip_capture_active(h))
+	/* clr hipStreamSynchronize_common: a dead stream -> 709, then
+	 * Stream::StreamCaptureOngoing (which may invalidate captures). */
+	if (!cpuhip_stream_valid(h))
+		return ret(STREAM_GONE);
+	if (cpuhip_capture_ongoing(h))
 		return ret(hipErrorStreamCaptureUnsupported);
 	pthread_mutex_lock(&g.lock);
 	struct stream *s = lookup_stream_locked(h);
@@ -1267,7 +1271,7 @@ CPUHIP_EXPORT hipError_t hipStreamQuery(hipStream_t h)
 	hipError_t e = !s ? STREAM_GONE : stream_idle_locked(s) ? hipSuccess
 									   : hipErrorNotReady;
 	pthread_mutex_unlock(&g.lock);
-	if (s && cpuhip_capture_active(h))
+	if (s && cpuhip_capture_ongoing(h))
 		e = hipErrorStreamCaptureUnsupported;
 	return ret(e);
 }
@@ -1339,10 +1343,15 @@ CPUHIP_EXPORT hipError_t hipStreamAddCallback(hipStream_t h, hipStreamCallback_t
 #if CPUHIP_ABI == 6
 CPUHIP_EXPORT hipError_t hipLaunchHostFunc(hipStream_t h, hipHostFn_t fn, void *data)
 {
+	/* clr STREAM_CAPTURE: Active -> capturehipLaunchHostFunc, Invalidated
+	 * -> hipErrorStreamCaptureInvalidated. */
 	if (!fn)
 		return ret(hipErrorInvalidValue);
-	if (cpuhip_capture_active(h))
+	int st = cpuhip_capture_status(h);
+	if (st == 1)
 		return ret(cpuhip_capture_host_fn(h, fn, data));
+	if (st == 2)
+		return ret(hipErrorStreamCaptureInvalidated);
 	return ret(add_callback(h, CMD_HOST_FN, NULL, fn, data));
 }
 #endif
@@ -1351,6 +1360,11 @@ CPUHIP_EXPORT hipError_t hipLaunchHostFunc(hipStream_t h, hipHostFn_t fn, void *
 hipError_t cpuhip_enqueue_host_fn(hipStream_t h, hipHostFn_t fn, void *data)
 {
 	return add_callback(h, CMD_HOST_FN, NULL, fn, data);
+}
+
+static bool stream_valid_locked(hipStream_t h)
+{
+	return lookup_stream_locked(h) != NULL;
 }
 
 bool cpuhip_stream_valid(hipStream_t h)
@@ -1544,6 +1558,8 @@ CPUHIP_EXPORT hipError_t hipEventDestroy(hipEvent_t h)
 			free(e);
 	}
 	pthread_mutex_unlock(&g.lock);
+	if (e)
+		cpuhip_capture_event_gone(h);
 	/* clr (rocm-5.6.0 on): an event it no longer knows answers 709 with
 	 * a plain return, so the last error keeps its value (5.2 deleted the
 	 * object again). */
@@ -1565,6 +1581,12 @@ CPUHIP_EXPORT hipError_t hipEventRecord(hipEvent_t h, hipStream_t sh)
 	if (!s) {
 		pthread_mutex_unlock(&g.lock);
 		return ret(STREAM_GONE);
+	}
+	/* clr hipEventRecord_common: on a capturing stream the record is
+	 * captured (cpuhip_capture.c) and nothing is enqueued. */
+	if (cpuhip_capture_event_record_locked(h, sh)) {
+		pthread_mutex_unlock(&g.lock);
+		return ret(hipSuccess);
 	}
 	struct cmd *c = cmd_new(CMD_RECORD);
 	if (!c) {
@@ -1686,6 +1708,18 @@ CPUHIP_EXPORT hipError_t hipStreamWaitEvent(hipStream_t sh, hipEvent_t h, unsign
 	pthread_mutex_lock(&g.lock);
 	struct event *e = lookup_event_locked(h);
 	struct stream *s = lookup_stream_locked(sh);
+	/* 6.x (clr hipStreamWaitEvent_common): after the handle checks, a
+	 * captured event joins the waiting stream into its capture, before
+	 * the flags are looked at (cpuhip_capture.c). */
+	if (CPUHIP_ABI == 6 && e && s) {
+		bool handled;
+		hipError_t ce = cpuhip_capture_wait_event_locked(sh, h, flags, stream_valid_locked,
+								 &handled);
+		if (handled) {
+			pthread_mutex_unlock(&g.lock);
+			return ret(ce);
+		}
+	}
 	hipError_t check = wait_event_check_locked(s, e, flags);
 	if (check != hipSuccess) {
 		pthread_mutex_unlock(&g.lock);
@@ -1708,9 +1742,14 @@ CPUHIP_EXPORT hipError_t hipStreamWaitEvent(hipStream_t sh, hipEvent_t h, unsign
 /* ------------------------------------------------------------------ */
 /* Memory                                                              */
 
+/* clr rocm-6.2.2 hip_memory.cpp: hipMalloc, hipHostMalloc, hipFree and
+ * hipHostFree start with CHECK_STREAM_CAPTURE_SUPPORTED (capture modes,
+ * cpuhip_capture.c); hipExtMallocWithFlags does not. */
 CPUHIP_EXPORT hipError_t hipHostMalloc(void **ptr, size_t size, unsigned int flags)
 {
 	ensure_init();
+	if (cpuhip_capture_check_supported())
+		return ret(hipErrorStreamCaptureUnsupported);
 	if (!ptr)
 		return ret(hipErrorInvalidValue);
 	if (size == 0) {
@@ -1746,6 +1785,8 @@ CPUHIP_EXPORT hipError_t hipExtMallocWithFlags(void **ptr, size_t size, unsigned
 CPUHIP_EXPORT hipError_t hipMalloc(void **ptr, size_t size)
 {
 	ensure_init();
+	if (cpuhip_capture_check_supported())
+		return ret(hipErrorStreamCaptureUnsupported);
 	if (!ptr)
 		return ret(hipErrorInvalidValue);
 	if (size == 0) {
@@ -1770,11 +1811,15 @@ static hipError_t free_common(void *p)
 
 CPUHIP_EXPORT hipError_t hipFree(void *p)
 {
+	if (cpuhip_capture_check_supported())
+		return ret(hipErrorStreamCaptureUnsupported);
 	return ret(free_common(p));
 }
 
 CPUHIP_EXPORT hipError_t hipHostFree(void *p)
 {
+	if (cpuhip_capture_check_supported())
+		return ret(hipErrorStreamCaptureUnsupported);
 	return ret(free_common(p));
 }
 

@@ -1,90 +1,38 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cpuhip: the graph and stream-capture subset (6.x flavour), with ROCm's
- * semantics where the shim depends on them (clr hipamd/src/hip_graph.cpp):
+ * cpuhip: graphs and nodes (6.x flavour), with ROCm clr's semantics
+ * (rocm-6.2.2 hipamd/src/hip_graph.cpp, hip_graph_internal.hpp/.cpp):
  *
- * - nodes: host, empty, external-semaphore signal/wait; added with their
- *   dependencies (which must already exist, so insertion order is a
- *   topological order and launches run nodes in that order);
- * - hipGraphInstantiate copies node parameters into the exec:
- *   hipGraphHostNodeSetParams changes the graph only,
- *   hipGraphExecHostNodeSetParams the exec only;
- * - hipGraphLaunch enqueues every host node on the stream as a host
- *   function (one callback thread, stalls the stream, in order);
- * - external-semaphore nodes are accepted and do nothing when the graph
- *   runs: the stock Linux backend has no external semaphores;
- * - event-wait / event-record nodes enqueue hipStreamWaitEvent /
- *   hipEventRecord on the launch stream, in node order, when
- *   hipGraphLaunch runs (clr's GraphEventWaitNode::EnqueueCommands): a wait
- *   binds to the event's latest record made before hipGraphLaunch;
- * - hipGraphInstantiateWithFlags takes the flags clr accepts (0,
- *   AutoFreeOnLaunch, UseNodePriority) and otherwise is hipGraphInstantiate;
- * - capture: hipLaunchHostFunc on a capturing stream records a host node
- *   (clr STREAM_CAPTURE -> capturehipLaunchHostFunc), each depending on the
- *   previous one.  hipSignal/WaitExternalSemaphoresAsync are not captured
- *   by any release (they have no STREAM_CAPTURE): cpuhip.c lets them
- *   succeed without a node.  Other stream work during capture answers
- *   hipErrorStreamCaptureUnsupported here (ROCm records it; the shim's
- *   tests do not need it), as do hipStreamSynchronize and hipStreamQuery
- *   (ROCm too).
- * Error answers are rocm-6.4.3's (hip_graph.cpp; 6.0 to 6.2.2 alike unless
- * said); where clr casts a handle unchecked, cpuhip answers
- * hipErrorInvalidValue instead.
+ * - nodes: host, empty, event wait/record, external-semaphore signal/wait,
+ *   child graph; each keeps its dependency list and its dependents (a DAG,
+ *   clr GraphNode::dependencies_ / edges_);
+ * - adding a node (ihipGraphAddNode): the node joins the graph first and
+ *   the dependencies are checked after, so a refused node stays in the
+ *   graph with the edges made before the bad entry, and *pGraphNode is set
+ *   (clr sets it whatever the status);
+ * - hipGraphGetNodes lists the top-level nodes in clr's topological order
+ *   (Graph::TopologicalOrder: Kahn's algorithm, FIFO from the roots);
+ * - hipGraphClone and child-graph nodes copy graphs deeply (Graph::clone,
+ *   ChildGraphNode's constructor clones the graph it is given);
+ * - external-semaphore nodes do nothing when the graph runs: the stock
+ *   Linux backend has no external semaphores.
+ * Where clr casts a handle unchecked, cpuhip answers hipErrorInvalidValue.
+ * Instantiate/launch/update: cpuhip_graph_exec.c; capture: cpuhip_capture.c.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpuhip_internal.h"
-#include "hipextsem/hip_graph.h"
+#include "cpuhip_graph_internal.h"
 
 #if CPUHIP_ABI == 6
 
-#if CPUHIP_ABI == 6
-typedef struct hx_sem_signal_params_v6 sem_signal_t;
-typedef struct hx_sem_wait_params_v6 sem_wait_t;
-#endif
+pthread_mutex_t glock = PTHREAD_MUTEX_INITIALIZER;
+struct ihipGraph *graphs;
+struct hipGraphExec *execs;
+static unsigned int next_node_id;
 
-struct hipGraphNode {
-	struct hipGraphNode *next;
-	struct ihipGraph *graph;
-	int type;
-	struct hx_host_node_params host;
-	hipEvent_t event; /* event-wait / event-record nodes */
-	struct hx_ext_sem_node_params es; /* arrays owned by the node */
-};
-
-struct ihipGraph {
-	struct ihipGraph *next_live;
-	struct hipGraphNode *head, *tail;
-	size_t n;
-};
-
-struct exec_item {
-	struct hipGraphNode *node;
-	int type;
-	struct hx_host_node_params host;
-	hipEvent_t event;
-};
-
-struct hipGraphExec {
-	struct hipGraphExec *next_live;
-	size_t n;
-	struct exec_item *items;
-};
-
-struct capture {
-	struct capture *next;
-	hipStream_t stream;
-	struct ihipGraph *graph;
-	struct hipGraphNode *last;
-};
-
-static pthread_mutex_t glock = PTHREAD_MUTEX_INITIALIZER;
-static struct ihipGraph *graphs;
-static struct hipGraphExec *execs;
-static struct capture *captures;
-
-static struct ihipGraph *graph_ok_locked(hipGraph_t g)
+struct ihipGraph *graph_ok_locked(hipGraph_t g)
 {
 	for (struct ihipGraph *p = graphs; p; p = p->next_live)
 		if (p == g)
@@ -92,7 +40,7 @@ static struct ihipGraph *graph_ok_locked(hipGraph_t g)
 	return NULL;
 }
 
-static struct hipGraphNode *node_ok_locked(hipGraphNode_t n)
+struct hipGraphNode *node_ok_locked(hipGraphNode_t n)
 {
 	for (struct ihipGraph *p = graphs; p; p = p->next_live)
 		for (struct hipGraphNode *q = p->head; q; q = q->next)
@@ -101,7 +49,7 @@ static struct hipGraphNode *node_ok_locked(hipGraphNode_t n)
 	return NULL;
 }
 
-static struct hipGraphExec *exec_ok_locked(hipGraphExec_t e)
+struct hipGraphExec *exec_ok_locked(hipGraphExec_t e)
 {
 	for (struct hipGraphExec *p = execs; p; p = p->next_live)
 		if (p == e)
@@ -109,23 +57,47 @@ static struct hipGraphExec *exec_ok_locked(hipGraphExec_t e)
 	return NULL;
 }
 
-static struct capture *capture_locked(hipStream_t s)
+int nodevec_push(struct nodevec *v, struct hipGraphNode *n)
 {
-	for (struct capture *c = captures; c; c = c->next)
-		if (c->stream == s)
-			return c;
-	return NULL;
+	if (v->n == v->cap) {
+		size_t cap = v->cap ? v->cap * 2 : 4;
+		void *p = realloc(v->v, cap * sizeof(*v->v));
+		if (!p)
+			return -1;
+		v->v = p;
+		v->cap = cap;
+	}
+	v->v[v->n++] = n;
+	return 0;
 }
 
-static void free_es(struct hx_ext_sem_node_params *es)
+bool nodevec_has(const struct nodevec *v, const struct hipGraphNode *n)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (v->v[i] == n)
+			return true;
+	return false;
+}
+
+void nodevec_remove(struct nodevec *v, const struct hipGraphNode *n)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < v->n; i++)
+		if (v->v[i] != n)
+			v->v[j++] = v->v[i];
+	v->n = j;
+}
+
+void free_es(struct hx_ext_sem_node_params *es)
 {
 	free(es->extSemArray);
 	free((void *)es->paramsArray);
 	memset(es, 0, sizeof(*es));
 }
 
-static hipError_t copy_es(struct hx_ext_sem_node_params *dst,
-			  const struct hx_ext_sem_node_params *src, bool wait)
+hipError_t copy_es(struct hx_ext_sem_node_params *dst, const struct hx_ext_sem_node_params *src,
+		   bool wait)
 {
 	size_t stride = wait ? sizeof(sem_wait_t) : sizeof(sem_signal_t);
 	unsigned n = src->numExtSems;
@@ -149,31 +121,274 @@ static hipError_t copy_es(struct hx_ext_sem_node_params *dst,
 	return hipSuccess;
 }
 
-/* Adds a node (lock held).  Dependencies must be nodes of the same graph. */
-static hipError_t add_node_locked(hipGraphNode_t *out, hipGraph_t graph,
-				  const hipGraphNode_t *deps, size_t ndeps, int type,
-				  const struct hx_host_node_params *host,
-				  const struct hx_ext_sem_node_params *es, hipEvent_t event)
+struct ihipGraph *graph_new_locked(bool live)
 {
-	struct ihipGraph *g = graph_ok_locked(graph);
-	struct hipGraphNode *n;
-	hipError_t e;
+	struct ihipGraph *g = calloc(1, sizeof(*g));
 
-	if (!out || !g || (ndeps && !deps))
-		return hipErrorInvalidValue;
+	if (g && live) {
+		g->live = true;
+		g->next_live = graphs;
+		graphs = g;
+	}
+	return g;
+}
+
+/* Frees one node: its edges go from its neighbours (clr ~GraphNode). */
+void node_unlink_free_locked(struct hipGraphNode *n)
+{
+	for (size_t i = 0; i < n->edges.n; i++)
+		nodevec_remove(&n->edges.v[i]->deps, n);
+	for (size_t i = 0; i < n->deps.n; i++)
+		nodevec_remove(&n->deps.v[i]->edges, n);
+	if (n->graph) {
+		struct hipGraphNode **pp = &n->graph->head, *prev = NULL;
+		for (; *pp; prev = *pp, pp = &(*pp)->next)
+			if (*pp == n) {
+				*pp = n->next;
+				if (n->graph->tail == n)
+					n->graph->tail = prev;
+				n->graph->n--;
+				break;
+			}
+	}
+	if (n->child)
+		graph_free_locked(n->child);
+	free_es(&n->es);
+	free(n->deps.v);
+	free(n->edges.v);
+	free(n);
+}
+
+void graph_free_locked(struct ihipGraph *g)
+{
+	if (g->live) {
+		for (struct ihipGraph **pp = &graphs; *pp; pp = &(*pp)->next_live)
+			if (*pp == g) {
+				*pp = g->next_live;
+				break;
+			}
+		/* Execs name graph nodes only for the Exec*SetParams lookups
+		 * (clr GetClonedNode): forget this graph's. */
+		for (struct hipGraphExec *x = execs; x; x = x->next_live)
+			for (struct hipGraphNode *c = x->g->head; c; c = c->next)
+				if (c->orig && c->orig->graph == g)
+					c->orig = NULL;
+		capture_graph_gone_locked(g);
+	}
+	for (struct hipGraphNode *n = g->head, *nx; n; n = nx) {
+		nx = n->next;
+		if (n->child)
+			graph_free_locked(n->child);
+		free_es(&n->es);
+		free(n->deps.v);
+		free(n->edges.v);
+		free(n);
+	}
+	free(g);
+}
+
+static struct hipGraphNode *node_dup(const struct hipGraphNode *s, bool live)
+{
+	struct hipGraphNode *n = calloc(1, sizeof(*n));
+
+	if (!n)
+		return NULL;
+	n->type = s->type;
+	n->id = s->id;
+	n->host = s->host;
+	n->event = s->event;
+	if ((s->type == HX_GRAPH_NODE_EXT_SEM_SIGNAL || s->type == HX_GRAPH_NODE_EXT_SEM_WAIT) &&
+	    copy_es(&n->es, &s->es, s->type == HX_GRAPH_NODE_EXT_SEM_WAIT)) {
+		free(n);
+		return NULL;
+	}
+	if (s->child) {
+		n->child = graph_clone_locked(s->child, live, NULL, NULL);
+		if (!n->child) {
+			free_es(&n->es);
+			free(n);
+			return NULL;
+		}
+		n->child->embedded = true;
+	}
+	return n;
+}
+
+static size_t index_of(const struct ihipGraph *g, const struct hipGraphNode *n)
+{
+	size_t i = 0;
+
+	for (const struct hipGraphNode *p = g->head; p; p = p->next, i++)
+		if (p == n)
+			return i;
+	return (size_t)-1;
+}
+
+/* clr Graph::clone: same nodes (ids kept), same edges, child graphs
+ * cloned in turn.  map_from/map_to, when given, receive the top-level
+ * node pairs (malloc'd, g->n entries each). */
+struct ihipGraph *graph_clone_locked(const struct ihipGraph *src, bool live,
+				     struct hipGraphNode ***map_from, struct hipGraphNode ***map_to)
+{
+	struct ihipGraph *g = graph_new_locked(live);
+	struct hipGraphNode **from = calloc(src->n ? src->n : 1, sizeof(*from));
+	struct hipGraphNode **to = calloc(src->n ? src->n : 1, sizeof(*to));
+	size_t i = 0;
+
+	if (!g || !from || !to)
+		goto fail;
+	g->cloned = true;
+	for (const struct hipGraphNode *s = src->head; s; s = s->next, i++) {
+		struct hipGraphNode *n = node_dup(s, live);
+		if (!n)
+			goto fail;
+		n->graph = g;
+		if (g->tail)
+			g->tail->next = n;
+		else
+			g->head = n;
+		g->tail = n;
+		g->n++;
+		from[i] = (struct hipGraphNode *)s;
+		to[i] = n;
+	}
+	i = 0;
+	for (const struct hipGraphNode *s = src->head; s; s = s->next, i++) {
+		for (size_t k = 0; k < s->deps.n; k++)
+			if (nodevec_push(&to[i]->deps, to[index_of(src, s->deps.v[k])]))
+				goto fail;
+		for (size_t k = 0; k < s->edges.n; k++)
+			if (nodevec_push(&to[i]->edges, to[index_of(src, s->edges.v[k])]))
+				goto fail;
+	}
+	if (map_from) {
+		*map_from = from;
+		*map_to = to;
+	} else {
+		free(from);
+		free(to);
+	}
+	return g;
+fail:
+	if (g)
+		graph_free_locked(g);
+	free(from);
+	free(to);
+	return NULL;
+}
+
+struct hipGraphNode **graph_topo_locked(const struct ihipGraph *g)
+{
+	struct hipGraphNode **order = calloc(g->n ? g->n : 1, sizeof(*order));
+	size_t *indeg = calloc(g->n ? g->n : 1, sizeof(*indeg));
+	size_t head = 0, tail = 0, i = 0;
+
+	if (!order || !indeg) {
+		free(order);
+		free(indeg);
+		return NULL;
+	}
+	for (struct hipGraphNode *n = g->head; n; n = n->next, i++) {
+		indeg[i] = n->deps.n;
+		if (!indeg[i])
+			order[tail++] = n;
+	}
+	while (head < tail) {
+		struct hipGraphNode *n = order[head++];
+		for (size_t k = 0; k < n->edges.n; k++) {
+			size_t j = index_of(g, n->edges.v[k]);
+			if (j != (size_t)-1 && --indeg[j] == 0)
+				order[tail++] = n->edges.v[k];
+		}
+	}
+	free(indeg);
+	if (tail != g->n) { /* a cycle: clr's TopologicalOrder fails too */
+		free(order);
+		return NULL;
+	}
+	return order;
+}
+
+/*
+ * clr ihipGraphAddNode: the node joins the graph, then each dependency is
+ * checked in turn (a node clr does not know, one of another graph, or one
+ * given twice -> hipErrorInvalidValue), making the edges as it goes; with
+ * manual_ok (the hipGraphAdd*Node calls that pass capture = false) a node
+ * added to a graph some stream captures into is marked manual.  *out is
+ * set whatever the answer, as clr's callers do.  proto is consumed.
+ */
+hipError_t add_node_locked(hipGraphNode_t *out, struct ihipGraph *g, const hipGraphNode_t *deps,
+			   size_t ndeps, bool manual_ok, struct hipGraphNode *proto)
+{
+	struct hipGraphNode *n = proto;
+
+	n->graph = g;
+	n->id = next_node_id++;
+	if (g->tail)
+		g->tail->next = n;
+	else
+		g->head = n;
+	g->tail = n;
+	g->n++;
+	*out = n;
 	for (size_t i = 0; i < ndeps; i++) {
 		struct hipGraphNode *d = node_ok_locked(deps[i]);
-		if (!d || d->graph != g)
+		if (!d || d->graph != g) {
+			fprintf(stderr, "cpuhip: graph node dependency %zu (%p) is not a node of "
+				"graph %p\n", i, (void *)deps[i], (void *)g);
 			return hipErrorInvalidValue;
+		}
+		if (nodevec_has(&n->deps, d)) {
+			fprintf(stderr, "cpuhip: graph node dependency %p given twice\n",
+				(void *)d);
+			return hipErrorInvalidValue;
+		}
+		if (nodevec_push(&d->edges, n))
+			return hipErrorOutOfMemory;
+		if (nodevec_push(&n->deps, d)) {
+			nodevec_remove(&d->edges, n);
+			return hipErrorOutOfMemory;
+		}
 	}
-	if (type == HX_GRAPH_NODE_HOST && (!host || !host->fn))
+	if (manual_ok && capture_graph_in_use_locked(g))
+		n->manual = true;
+	return hipSuccess;
+}
+
+/* The argument checks every clr hipGraphAdd*Node makes first. */
+static hipError_t add_checks(hipGraphNode_t *out, hipGraph_t graph, const hipGraphNode_t *deps,
+			     size_t ndeps)
+{
+	if (!out || !graph || (ndeps && !deps))
 		return hipErrorInvalidValue;
-	if ((type == HX_GRAPH_NODE_WAIT_EVENT || type == HX_GRAPH_NODE_EVENT_RECORD) && !event)
-		return hipErrorInvalidValue;
+	return hipSuccess;
+}
+
+static hipError_t add_node(hipGraphNode_t *out, hipGraph_t graph, const hipGraphNode_t *deps,
+			   size_t ndeps, bool manual_ok, int type,
+			   const struct hx_host_node_params *host,
+			   const struct hx_ext_sem_node_params *es, hipEvent_t event, hipGraph_t child)
+{
+	struct hipGraphNode *n;
+	hipError_t e = add_checks(out, graph, deps, ndeps);
+
+	if (e)
+		return cpuhip_set_last_error(e);
+	pthread_mutex_lock(&glock);
+	struct ihipGraph *g = graph_ok_locked(graph);
+	struct ihipGraph *cg = child ? graph_ok_locked(child) : NULL;
+	if (!g || (child && !cg)) {
+		/* clr uses the handle unchecked */
+		pthread_mutex_unlock(&glock);
+		fprintf(stderr, "cpuhip: %s %p is not a live graph\n", g ? "child graph" : "graph",
+			g ? (void *)child : (void *)graph);
+		return cpuhip_set_last_error(hipErrorInvalidValue);
+	}
 	n = calloc(1, sizeof(*n));
-	if (!n)
-		return hipErrorOutOfMemory;
-	n->graph = g;
+	if (!n) {
+		pthread_mutex_unlock(&glock);
+		return cpuhip_set_last_error(hipErrorOutOfMemory);
+	}
 	n->type = type;
 	n->event = event;
 	if (host)
@@ -182,25 +397,21 @@ static hipError_t add_node_locked(hipGraphNode_t *out, hipGraph_t graph,
 		e = copy_es(&n->es, es, type == HX_GRAPH_NODE_EXT_SEM_WAIT);
 		if (e) {
 			free(n);
-			return e;
+			pthread_mutex_unlock(&glock);
+			return cpuhip_set_last_error(e);
 		}
 	}
-	if (g->tail)
-		g->tail->next = n;
-	else
-		g->head = n;
-	g->tail = n;
-	g->n++;
-	*out = n;
-	return hipSuccess;
-}
-
-static hipError_t add_node(hipGraphNode_t *out, hipGraph_t graph, const hipGraphNode_t *deps,
-			   size_t ndeps, int type, const struct hx_host_node_params *host,
-			   const struct hx_ext_sem_node_params *es, hipEvent_t event)
-{
-	pthread_mutex_lock(&glock);
-	hipError_t e = add_node_locked(out, graph, deps, ndeps, type, host, es, event);
+	if (cg) {
+		n->child = graph_clone_locked(cg, true, NULL, NULL);
+		if (!n->child) {
+			free_es(&n->es);
+			free(n);
+			pthread_mutex_unlock(&glock);
+			return cpuhip_set_last_error(hipErrorOutOfMemory);
+		}
+		n->child->embedded = true;
+	}
+	e = add_node_locked(out, g, deps, ndeps, manual_ok, n);
 	pthread_mutex_unlock(&glock);
 	return cpuhip_set_last_error(e);
 }
@@ -211,13 +422,11 @@ CPUHIP_EXPORT hipError_t hipGraphCreate(hipGraph_t *pGraph, unsigned int flags)
 
 	if (!pGraph || flags != 0)
 		return cpuhip_set_last_error(hipErrorInvalidValue);
-	g = calloc(1, sizeof(*g));
+	pthread_mutex_lock(&glock);
+	g = graph_new_locked(true);
+	pthread_mutex_unlock(&glock);
 	if (!g)
 		return cpuhip_set_last_error(hipErrorOutOfMemory);
-	pthread_mutex_lock(&glock);
-	g->next_live = graphs;
-	graphs = g;
-	pthread_mutex_unlock(&glock);
 	*pGraph = g;
 	return cpuhip_set_last_error(hipSuccess);
 }
@@ -225,33 +434,21 @@ CPUHIP_EXPORT hipError_t hipGraphCreate(hipGraph_t *pGraph, unsigned int flags)
 CPUHIP_EXPORT hipError_t hipGraphDestroy(hipGraph_t graph)
 {
 	/* clr: NULL -> hipErrorInvalidValue; a graph it no longer knows
-	 * (isGraphValid) -> hipErrorIllegalState. */
+	 * (isGraphValid) -> hipErrorIllegalState.  The graph a child node
+	 * embeds is the node's: clr would free it under the node (undefined);
+	 * cpuhip refuses with hipErrorInvalidValue. */
 	if (!graph)
 		return cpuhip_set_last_error(hipErrorInvalidValue);
 	pthread_mutex_lock(&glock);
 	struct ihipGraph *g = graph_ok_locked(graph);
-	if (!g) {
-		pthread_mutex_unlock(&glock);
-		return cpuhip_set_last_error(hipErrorIllegalState);
-	}
-	for (struct ihipGraph **pp = &graphs; *pp; pp = &(*pp)->next_live)
-		if (*pp == g) {
-			*pp = g->next_live;
-			break;
-		}
-	/* Execs keep pointers to nodes only for SetParams lookups: forget them. */
-	for (struct hipGraphExec *x = execs; x; x = x->next_live)
-		for (size_t i = 0; i < x->n; i++)
-			if (x->items[i].node && x->items[i].node->graph == g)
-				x->items[i].node = NULL;
-	for (struct hipGraphNode *n = g->head, *nx; n; n = nx) {
-		nx = n->next;
-		free_es(&n->es);
-		free(n);
-	}
-	free(g);
+	hipError_t e = !g ? hipErrorIllegalState : g->embedded ? hipErrorInvalidValue : hipSuccess;
+	if (!e)
+		graph_free_locked(g);
 	pthread_mutex_unlock(&glock);
-	return cpuhip_set_last_error(hipSuccess);
+	if (e == hipErrorInvalidValue)
+		fprintf(stderr, "cpuhip: hipGraphDestroy: graph %p belongs to a child-graph node\n",
+			(void *)graph);
+	return cpuhip_set_last_error(e);
 }
 
 CPUHIP_EXPORT hipError_t hipGraphAddHostNode(hipGraphNode_t *pGraphNode, hipGraph_t graph,
@@ -259,26 +456,42 @@ CPUHIP_EXPORT hipError_t hipGraphAddHostNode(hipGraphNode_t *pGraphNode, hipGrap
 					     size_t numDependencies,
 					     const struct hx_host_node_params *pNodeParams)
 {
-	return add_node(pGraphNode, graph, pDependencies, numDependencies, HX_GRAPH_NODE_HOST,
-			pNodeParams, NULL, NULL);
+	if (!pNodeParams || !pNodeParams->fn)
+		return cpuhip_set_last_error(hipErrorInvalidValue);
+	return add_node(pGraphNode, graph, pDependencies, numDependencies, true,
+			HX_GRAPH_NODE_HOST, pNodeParams, NULL, NULL, NULL);
 }
 
 CPUHIP_EXPORT hipError_t hipGraphAddEmptyNode(hipGraphNode_t *pGraphNode, hipGraph_t graph,
 					      const hipGraphNode_t *pDependencies,
 					      size_t numDependencies)
 {
-	return add_node(pGraphNode, graph, pDependencies, numDependencies, HX_GRAPH_NODE_EMPTY,
-			NULL, NULL, NULL);
+	return add_node(pGraphNode, graph, pDependencies, numDependencies, true,
+			HX_GRAPH_NODE_EMPTY, NULL, NULL, NULL, NULL);
 }
 
+/* clr hipGraphAddChildGraphNode: the node gets a clone of childGraph
+ * (ChildGraphNode's constructor), so later changes to childGraph do not
+ * reach it. */
+CPUHIP_EXPORT hipError_t hipGraphAddChildGraphNode(hipGraphNode_t *pGraphNode, hipGraph_t graph,
+						   const hipGraphNode_t *pDependencies,
+						   size_t numDependencies, hipGraph_t childGraph)
+{
+	if (!childGraph)
+		return cpuhip_set_last_error(hipErrorInvalidValue);
+	return add_node(pGraphNode, graph, pDependencies, numDependencies, true,
+			HX_GRAPH_NODE_GRAPH, NULL, NULL, NULL, childGraph);
+}
+
+/* The external-semaphore adds pass capture = true in clr: never manual. */
 CPUHIP_EXPORT hipError_t hipGraphAddExternalSemaphoresSignalNode(
 	hipGraphNode_t *pGraphNode, hipGraph_t graph, const hipGraphNode_t *pDependencies,
 	size_t numDependencies, const struct hx_ext_sem_node_params *nodeParams)
 {
 	if (!nodeParams)
 		return cpuhip_set_last_error(hipErrorInvalidValue);
-	return add_node(pGraphNode, graph, pDependencies, numDependencies,
-			HX_GRAPH_NODE_EXT_SEM_SIGNAL, NULL, nodeParams, NULL);
+	return add_node(pGraphNode, graph, pDependencies, numDependencies, false,
+			HX_GRAPH_NODE_EXT_SEM_SIGNAL, NULL, nodeParams, NULL, NULL);
 }
 
 CPUHIP_EXPORT hipError_t hipGraphAddExternalSemaphoresWaitNode(
@@ -287,62 +500,59 @@ CPUHIP_EXPORT hipError_t hipGraphAddExternalSemaphoresWaitNode(
 {
 	if (!nodeParams)
 		return cpuhip_set_last_error(hipErrorInvalidValue);
-	return add_node(pGraphNode, graph, pDependencies, numDependencies,
-			HX_GRAPH_NODE_EXT_SEM_WAIT, NULL, nodeParams, NULL);
+	return add_node(pGraphNode, graph, pDependencies, numDependencies, false,
+			HX_GRAPH_NODE_EXT_SEM_WAIT, NULL, nodeParams, NULL, NULL);
 }
 
 CPUHIP_EXPORT hipError_t hipGraphAddEventWaitNode(hipGraphNode_t *pGraphNode, hipGraph_t graph,
 						  const hipGraphNode_t *pDependencies,
 						  size_t numDependencies, hipEvent_t event)
 {
-	return add_node(pGraphNode, graph, pDependencies, numDependencies,
-			HX_GRAPH_NODE_WAIT_EVENT, NULL, NULL, event);
+	if (!event)
+		return cpuhip_set_last_error(hipErrorInvalidValue);
+	return add_node(pGraphNode, graph, pDependencies, numDependencies, true,
+			HX_GRAPH_NODE_WAIT_EVENT, NULL, NULL, event, NULL);
 }
 
 CPUHIP_EXPORT hipError_t hipGraphAddEventRecordNode(hipGraphNode_t *pGraphNode, hipGraph_t graph,
 						    const hipGraphNode_t *pDependencies,
 						    size_t numDependencies, hipEvent_t event)
 {
-	return add_node(pGraphNode, graph, pDependencies, numDependencies,
-			HX_GRAPH_NODE_EVENT_RECORD, NULL, NULL, event);
+	if (!event)
+		return cpuhip_set_last_error(hipErrorInvalidValue);
+	return add_node(pGraphNode, graph, pDependencies, numDependencies, true,
+			HX_GRAPH_NODE_EVENT_RECORD, NULL, NULL, event, NULL);
 }
 
-static hipError_t event_get(hipGraphNode_t node, hipEvent_t *out, int type)
-{
-	pthread_mutex_lock(&glock);
-	struct hipGraphNode *n = node_ok_locked(node);
-	hipError_t e = hipSuccess;
-	if (!n || !out || n->type != type)
-		e = hipErrorInvalidValue;
-	else
-		*out = n->event;
-	pthread_mutex_unlock(&glock);
-	return cpuhip_set_last_error(e);
-}
-
-CPUHIP_EXPORT hipError_t hipGraphEventWaitNodeGetEvent(hipGraphNode_t node, hipEvent_t *out)
-{
-	return event_get(node, out, HX_GRAPH_NODE_WAIT_EVENT);
-}
-
-CPUHIP_EXPORT hipError_t hipGraphEventRecordNodeGetEvent(hipGraphNode_t node, hipEvent_t *out)
-{
-	return event_get(node, out, HX_GRAPH_NODE_EVENT_RECORD);
-}
-
+/* clr hipGraphAddNode: NULL checks, then by type; an unknown type ->
+ * hipErrorInvalidValue.  Kernel, memcpy, memset and memory nodes are not
+ * modelled (hipErrorNotSupported).  The graph / event members of the
+ * union are one pointer at its start. */
 CPUHIP_EXPORT hipError_t hipGraphAddNode(hipGraphNode_t *pGraphNode, hipGraph_t graph,
 					 const hipGraphNode_t *pDependencies,
-					 size_t numDependencies,
-					 struct hx_graph_node_params *p)
+					 size_t numDependencies, struct hx_graph_node_params *p)
 {
-	if (!p)
+	hipError_t e = add_checks(pGraphNode, graph, pDependencies, numDependencies);
+	void *ptr;
+
+	if (e || !p)
 		return cpuhip_set_last_error(hipErrorInvalidValue);
+	memcpy(&ptr, &p->u, sizeof(ptr));
 	switch (p->type) {
 	case HX_GRAPH_NODE_HOST:
 		return hipGraphAddHostNode(pGraphNode, graph, pDependencies, numDependencies,
 					   &p->u.host);
 	case HX_GRAPH_NODE_EMPTY:
 		return hipGraphAddEmptyNode(pGraphNode, graph, pDependencies, numDependencies);
+	case HX_GRAPH_NODE_GRAPH:
+		return hipGraphAddChildGraphNode(pGraphNode, graph, pDependencies, numDependencies,
+						 ptr);
+	case HX_GRAPH_NODE_WAIT_EVENT:
+		return hipGraphAddEventWaitNode(pGraphNode, graph, pDependencies, numDependencies,
+						ptr);
+	case HX_GRAPH_NODE_EVENT_RECORD:
+		return hipGraphAddEventRecordNode(pGraphNode, graph, pDependencies,
+						  numDependencies, ptr);
 	case HX_GRAPH_NODE_EXT_SEM_SIGNAL:
 		return hipGraphAddExternalSemaphoresSignalNode(pGraphNode, graph, pDependencies,
 							       numDependencies,
@@ -350,143 +560,41 @@ CPUHIP_EXPORT hipError_t hipGraphAddNode(hipGraphNode_t *pGraphNode, hipGraph_t 
 	case HX_GRAPH_NODE_EXT_SEM_WAIT:
 		return hipGraphAddExternalSemaphoresWaitNode(pGraphNode, graph, pDependencies,
 							     numDependencies, &p->u.extSemWait);
-	default:
+	case HX_GRAPH_NODE_KERNEL:
+	case HX_GRAPH_NODE_MEMCPY:
+	case HX_GRAPH_NODE_MEMSET:
+	case 10: /* mem alloc */
+	case 11: /* mem free */
 		return cpuhip_set_last_error(hipErrorNotSupported);
+	default:
+		return cpuhip_set_last_error(hipErrorInvalidValue);
 	}
 }
 
-static hipError_t es_get(hipGraphNode_t node, struct hx_ext_sem_node_params *out, int type)
+/* clr hipGraphNodeGetDependencies: a node clr does not know or a NULL
+ * count -> hipErrorInvalidValue; NULL array -> the count; a larger array
+ * gets NULLs after the dependencies and the count is set. */
+CPUHIP_EXPORT hipError_t hipGraphNodeGetDependencies(hipGraphNode_t node, hipGraphNode_t *deps,
+						     size_t *pNum)
 {
-	pthread_mutex_lock(&glock);
-	struct hipGraphNode *n = node_ok_locked(node);
 	hipError_t e = hipSuccess;
-	if (!n || !out || n->type != type)
-		e = hipErrorInvalidValue;
-	else
-		*out = n->es; /* pointers to the node's own copy, as clr does */
-	pthread_mutex_unlock(&glock);
-	return cpuhip_set_last_error(e);
-}
 
-static hipError_t es_set(hipGraphNode_t node, const struct hx_ext_sem_node_params *p, int type)
-{
-	struct hx_ext_sem_node_params copy = { 0 };
-	hipError_t e;
-
-	if (!p)
-		return cpuhip_set_last_error(hipErrorInvalidValue);
-	e = copy_es(&copy, p, type == HX_GRAPH_NODE_EXT_SEM_WAIT);
-	if (e)
-		return cpuhip_set_last_error(e);
 	pthread_mutex_lock(&glock);
 	struct hipGraphNode *n = node_ok_locked(node);
-	if (!n || n->type != type) {
+	if (!n || !pNum) {
 		e = hipErrorInvalidValue;
-		free_es(&copy);
+	} else if (!deps) {
+		*pNum = n->deps.n;
 	} else {
-		free_es(&n->es);
-		n->es = copy;
-	}
-	pthread_mutex_unlock(&glock);
-	return cpuhip_set_last_error(e);
-}
-
-static hipError_t exec_es_set(hipGraphExec_t exec, hipGraphNode_t node,
-			      const struct hx_ext_sem_node_params *p, int type)
-{
-	hipError_t e = hipErrorInvalidValue;
-
-	if (!p)
-		return cpuhip_set_last_error(hipErrorInvalidValue);
-	pthread_mutex_lock(&glock);
-	struct hipGraphExec *x = exec_ok_locked(exec);
-	for (size_t i = 0; x && i < x->n; i++)
-		if (x->items[i].node == node && x->items[i].type == type)
-			e = hipSuccess; /* nothing runs for it: nothing to store */
-	pthread_mutex_unlock(&glock);
-	return cpuhip_set_last_error(e);
-}
-
-CPUHIP_EXPORT hipError_t hipGraphExternalSemaphoresSignalNodeGetParams(
-	hipGraphNode_t hNode, struct hx_ext_sem_node_params *params_out)
-{
-	return es_get(hNode, params_out, HX_GRAPH_NODE_EXT_SEM_SIGNAL);
-}
-
-CPUHIP_EXPORT hipError_t hipGraphExternalSemaphoresSignalNodeSetParams(
-	hipGraphNode_t hNode, const struct hx_ext_sem_node_params *nodeParams)
-{
-	return es_set(hNode, nodeParams, HX_GRAPH_NODE_EXT_SEM_SIGNAL);
-}
-
-CPUHIP_EXPORT hipError_t hipGraphExternalSemaphoresWaitNodeGetParams(
-	hipGraphNode_t hNode, struct hx_ext_sem_node_params *params_out)
-{
-	return es_get(hNode, params_out, HX_GRAPH_NODE_EXT_SEM_WAIT);
-}
-
-CPUHIP_EXPORT hipError_t hipGraphExternalSemaphoresWaitNodeSetParams(
-	hipGraphNode_t hNode, const struct hx_ext_sem_node_params *nodeParams)
-{
-	return es_set(hNode, nodeParams, HX_GRAPH_NODE_EXT_SEM_WAIT);
-}
-
-CPUHIP_EXPORT hipError_t hipGraphExecExternalSemaphoresSignalNodeSetParams(
-	hipGraphExec_t hGraphExec, hipGraphNode_t hNode,
-	const struct hx_ext_sem_node_params *nodeParams)
-{
-	return exec_es_set(hGraphExec, hNode, nodeParams, HX_GRAPH_NODE_EXT_SEM_SIGNAL);
-}
-
-CPUHIP_EXPORT hipError_t hipGraphExecExternalSemaphoresWaitNodeSetParams(
-	hipGraphExec_t hGraphExec, hipGraphNode_t hNode,
-	const struct hx_ext_sem_node_params *nodeParams)
-{
-	return exec_es_set(hGraphExec, hNode, nodeParams, HX_GRAPH_NODE_EXT_SEM_WAIT);
-}
-
-CPUHIP_EXPORT hipError_t hipGraphHostNodeGetParams(hipGraphNode_t node,
-						   struct hx_host_node_params *p)
-{
-	pthread_mutex_lock(&glock);
-	struct hipGraphNode *n = node_ok_locked(node);
-	hipError_t e = hipSuccess;
-	if (!n || !p || n->type != HX_GRAPH_NODE_HOST)
-		e = hipErrorInvalidValue;
-	else
-		*p = n->host;
-	pthread_mutex_unlock(&glock);
-	return cpuhip_set_last_error(e);
-}
-
-CPUHIP_EXPORT hipError_t hipGraphHostNodeSetParams(hipGraphNode_t node,
-						   const struct hx_host_node_params *p)
-{
-	pthread_mutex_lock(&glock);
-	struct hipGraphNode *n = node_ok_locked(node);
-	hipError_t e = hipSuccess;
-	if (!n || !p || !p->fn || n->type != HX_GRAPH_NODE_HOST)
-		e = hipErrorInvalidValue;
-	else
-		n->host = *p;
-	pthread_mutex_unlock(&glock);
-	return cpuhip_set_last_error(e);
-}
-
-CPUHIP_EXPORT hipError_t hipGraphExecHostNodeSetParams(hipGraphExec_t exec, hipGraphNode_t node,
-						       const struct hx_host_node_params *p)
-{
-	hipError_t e = hipErrorInvalidValue;
-
-	if (!p || !p->fn)
-		return cpuhip_set_last_error(hipErrorInvalidValue);
-	pthread_mutex_lock(&glock);
-	struct hipGraphExec *x = exec_ok_locked(exec);
-	for (size_t i = 0; x && i < x->n; i++)
-		if (x->items[i].node == node && x->items[i].type == HX_GRAPH_NODE_HOST) {
-			x->items[i].host = *p;
-			e = hipSuccess;
+		size_t i;
+		for (i = 0; i < *pNum && i < n->deps.n; i++)
+			deps[i] = n->deps.v[i];
+		if (*pNum > n->deps.n) {
+			for (; i < *pNum; i++)
+				deps[i] = NULL;
+			*pNum = n->deps.n;
 		}
+	}
 	pthread_mutex_unlock(&glock);
 	return cpuhip_set_last_error(e);
 }
@@ -501,6 +609,9 @@ CPUHIP_EXPORT hipError_t hipGraphNodeGetType(hipGraphNode_t node, int *pType)
 	return cpuhip_set_last_error(n && pType ? hipSuccess : hipErrorInvalidValue);
 }
 
+/* clr hipGraphGetNodes: the graph's own (top-level) nodes in topological
+ * order; min(*numNodes, count) entries, NULLs after them in a larger
+ * array, then the count. */
 CPUHIP_EXPORT hipError_t hipGraphGetNodes(hipGraph_t graph, hipGraphNode_t *nodes,
 					  size_t *numNodes)
 {
@@ -508,286 +619,89 @@ CPUHIP_EXPORT hipError_t hipGraphGetNodes(hipGraph_t graph, hipGraphNode_t *node
 
 	pthread_mutex_lock(&glock);
 	struct ihipGraph *g = graph_ok_locked(graph);
-	if (!g || !numNodes) {
+	struct hipGraphNode **order = g && numNodes ? graph_topo_locked(g) : NULL;
+	if (!order) {
 		e = hipErrorInvalidValue;
 	} else if (!nodes) {
 		*numNodes = g->n;
 	} else {
-		/* clr fills min(*numNodes, count) entries, NULLs the rest of a
-		 * larger array, and then reports the count. */
-		size_t i = 0;
-		for (struct hipGraphNode *n = g->head; n && i < *numNodes; n = n->next)
-			nodes[i++] = n;
+		size_t i;
+		for (i = 0; i < *numNodes && i < g->n; i++)
+			nodes[i] = order[i];
 		if (*numNodes > g->n) {
 			for (; i < *numNodes; i++)
 				nodes[i] = NULL;
 			*numNodes = g->n;
 		}
 	}
+	free(order);
 	pthread_mutex_unlock(&glock);
 	return cpuhip_set_last_error(e);
 }
 
-CPUHIP_EXPORT hipError_t hipGraphInstantiate(hipGraphExec_t *pGraphExec, hipGraph_t graph,
-					     hipGraphNode_t *pErrorNode, char *pLogBuffer,
-					     size_t bufferSize)
+/* clr hipGraphClone: NULL arguments or a graph clr does not know ->
+ * hipErrorInvalidValue; the clone remembers it is one (pOriginalGraph_). */
+CPUHIP_EXPORT hipError_t hipGraphClone(hipGraph_t *pGraphClone, hipGraph_t originalGraph)
 {
-	struct hipGraphExec *x;
-	size_t i = 0;
-
-	if (!pGraphExec)
-		return cpuhip_set_last_error(hipErrorInvalidValue);
-	pthread_mutex_lock(&glock);
-	struct ihipGraph *g = graph_ok_locked(graph);
-	if (!g) {
-		pthread_mutex_unlock(&glock);
-		return cpuhip_set_last_error(hipErrorInvalidValue);
-	}
-	x = calloc(1, sizeof(*x));
-	if (x)
-		x->items = calloc(g->n ? g->n : 1, sizeof(*x->items));
-	if (!x || !x->items) {
-		pthread_mutex_unlock(&glock);
-		free(x);
-		return cpuhip_set_last_error(hipErrorOutOfMemory);
-	}
-	for (struct hipGraphNode *n = g->head; n; n = n->next, i++) {
-		x->items[i].node = n;
-		x->items[i].type = n->type;
-		x->items[i].host = n->host;
-		x->items[i].event = n->event;
-	}
-	x->n = g->n;
-	x->next_live = execs;
-	execs = x;
-	pthread_mutex_unlock(&glock);
-	*pGraphExec = x;
-	return cpuhip_set_last_error(hipSuccess);
-}
-
-CPUHIP_EXPORT hipError_t hipGraphInstantiateWithFlags(hipGraphExec_t *pGraphExec,
-						      hipGraph_t graph, unsigned long long flags)
-{
-	/* hipGraphInstantiateFlagAutoFreeOnLaunch (1) and
-	 * hipGraphInstantiateFlagUseNodePriority (8): nothing to do here. */
-	if (pGraphExec && graph && flags != 0 && flags != 1 && flags != 8)
-		return cpuhip_set_last_error(hipErrorInvalidValue);
-	return hipGraphInstantiate(pGraphExec, graph, NULL, NULL, 0);
-}
-
-CPUHIP_EXPORT hipError_t hipGraphLaunch(hipGraphExec_t exec, hipStream_t stream)
-{
-	struct exec_item *items;
-	size_t n;
 	hipError_t e = hipSuccess;
 
-	/* clr hipGraphLaunch_common: an unknown exec -> hipErrorInvalidValue,
-	 * then a dead stream -> 709 (rocm-6.4.3 first lets an exec with no
-	 * nodes succeed on any stream). */
-	pthread_mutex_lock(&glock);
-	struct hipGraphExec *x = exec_ok_locked(exec);
-	if (!x) {
-		pthread_mutex_unlock(&glock);
+	if (!pGraphClone || !originalGraph)
 		return cpuhip_set_last_error(hipErrorInvalidValue);
-	}
-	pthread_mutex_unlock(&glock);
-	if (!cpuhip_stream_valid(stream))
-		return cpuhip_set_last_error((hipError_t)709);
-	if (cpuhip_capture_active(stream))
-		return cpuhip_set_last_error(hipErrorStreamCaptureUnsupported);
 	pthread_mutex_lock(&glock);
-	x = exec_ok_locked(exec);
-	if (!x) {
-		pthread_mutex_unlock(&glock);
-		return cpuhip_set_last_error(hipErrorInvalidValue);
-	}
-	n = x->n;
-	items = malloc((n ? n : 1) * sizeof(*items));
-	if (items)
-		memcpy(items, x->items, n * sizeof(*items));
+	struct ihipGraph *g = graph_ok_locked(originalGraph);
+	struct ihipGraph *c = g ? graph_clone_locked(g, true, NULL, NULL) : NULL;
+	if (!g)
+		e = hipErrorInvalidValue;
+	else if (!c)
+		e = hipErrorOutOfMemory;
+	else
+		*pGraphClone = c;
 	pthread_mutex_unlock(&glock);
-	if (!items)
-		return cpuhip_set_last_error(hipErrorOutOfMemory);
-	for (size_t i = 0; i < n && !e; i++) {
-		if (items[i].type == HX_GRAPH_NODE_HOST)
-			e = cpuhip_enqueue_host_fn(stream, items[i].host.fn, items[i].host.userData);
-		else if (items[i].type == HX_GRAPH_NODE_WAIT_EVENT)
-			e = hipStreamWaitEvent(stream, items[i].event, 0);
-		else if (items[i].type == HX_GRAPH_NODE_EVENT_RECORD)
-			e = hipEventRecord(items[i].event, stream);
-	}
-	free(items);
 	return cpuhip_set_last_error(e);
 }
 
-CPUHIP_EXPORT hipError_t hipGraphExecDestroy(hipGraphExec_t exec)
+/* clr hipGraphNodeFindInClone: NULL arguments, or a graph that is not a
+ * clone -> hipErrorInvalidValue; else the clone's top-level node with the
+ * original's id, none -> hipErrorInvalidValue. */
+CPUHIP_EXPORT hipError_t hipGraphNodeFindInClone(hipGraphNode_t *pNode, hipGraphNode_t originalNode,
+						 hipGraph_t clonedGraph)
 {
+	hipError_t e = hipErrorInvalidValue;
+
+	if (!pNode || !originalNode || !clonedGraph)
+		return cpuhip_set_last_error(hipErrorInvalidValue);
 	pthread_mutex_lock(&glock);
-	struct hipGraphExec *x = exec_ok_locked(exec);
-	if (x)
-		for (struct hipGraphExec **pp = &execs; *pp; pp = &(*pp)->next_live)
-			if (*pp == x) {
-				*pp = x->next_live;
+	struct ihipGraph *g = graph_ok_locked(clonedGraph);
+	struct hipGraphNode *o = node_ok_locked(originalNode);
+	if (g && o && g->cloned)
+		for (struct hipGraphNode *n = g->head; n; n = n->next)
+			if (n->id == o->id) {
+				*pNode = n;
+				e = hipSuccess;
 				break;
 			}
 	pthread_mutex_unlock(&glock);
-	if (!x)
-		return cpuhip_set_last_error(hipErrorInvalidValue);
-	free(x->items);
-	free(x);
-	return cpuhip_set_last_error(hipSuccess);
+	return cpuhip_set_last_error(e);
 }
 
-/* ---- capture ----------------------------------------------------------- */
-
-bool cpuhip_capture_active(hipStream_t h)
+/* clr hipGraphChildGraphNodeGetGraph: the node's embedded graph (not a
+ * copy); a node clr does not know, NULL pGraph or a node of another type
+ * -> hipErrorInvalidValue. */
+CPUHIP_EXPORT hipError_t hipGraphChildGraphNodeGetGraph(hipGraphNode_t node, hipGraph_t *pGraph)
 {
-	bool on;
+	hipError_t e = hipSuccess;
 
-	if (!h)
-		return false;
 	pthread_mutex_lock(&glock);
-	on = capture_locked(h) != NULL;
-	pthread_mutex_unlock(&glock);
-	return on;
-}
-
-CPUHIP_EXPORT hipError_t hipStreamBeginCapture(hipStream_t stream, int mode)
-{
-	struct capture *c;
-	hipGraph_t g;
-	hipError_t e;
-
-	/* clr hipStreamBeginCapture_common: a dead stream -> 709, the legacy
-	 * null stream -> hipErrorStreamCaptureUnsupported, a bad mode ->
-	 * hipErrorInvalidValue, a stream already capturing -> IllegalState. */
-	if (!cpuhip_stream_valid(stream))
-		return cpuhip_set_last_error((hipError_t)709);
-	if (!stream || stream == hipStreamLegacy)
-		return cpuhip_set_last_error(hipErrorStreamCaptureUnsupported);
-	if (mode < HX_CAPTURE_MODE_GLOBAL || mode > HX_CAPTURE_MODE_RELAXED)
-		return cpuhip_set_last_error(hipErrorInvalidValue);
-	if (cpuhip_capture_active(stream))
-		return cpuhip_set_last_error(hipErrorIllegalState);
-	e = hipGraphCreate(&g, 0);
-	if (e)
-		return e;
-	c = calloc(1, sizeof(*c));
-	if (!c) {
-		hipGraphDestroy(g);
-		return cpuhip_set_last_error(hipErrorOutOfMemory);
+	struct hipGraphNode *n = node_ok_locked(node);
+	if (!n || !pGraph) {
+		e = hipErrorInvalidValue;
+	} else {
+		*pGraph = n->child;
+		if (!n->child)
+			e = hipErrorInvalidValue;
 	}
-	c->stream = stream;
-	c->graph = g;
-	pthread_mutex_lock(&glock);
-	c->next = captures;
-	captures = c;
 	pthread_mutex_unlock(&glock);
-	return cpuhip_set_last_error(hipSuccess);
-}
-
-CPUHIP_EXPORT hipError_t hipStreamEndCapture(hipStream_t stream, hipGraph_t *pGraph)
-{
-	struct capture *c = NULL;
-
-	/* clr hipStreamEndCapture_common: NULL pGraph -> InvalidValue, the null
-	 * stream -> IllegalState, a dead stream -> 709, not capturing ->
-	 * IllegalState. */
-	if (!pGraph)
-		return cpuhip_set_last_error(hipErrorInvalidValue);
-	if (!stream || stream == hipStreamLegacy)
-		return cpuhip_set_last_error(hipErrorIllegalState);
-	if (!cpuhip_stream_valid(stream))
-		return cpuhip_set_last_error((hipError_t)709);
-	pthread_mutex_lock(&glock);
-	for (struct capture **pp = &captures; *pp; pp = &(*pp)->next)
-		if ((*pp)->stream == stream) {
-			c = *pp;
-			*pp = c->next;
-			break;
-		}
-	pthread_mutex_unlock(&glock);
-	if (!c)
-		return cpuhip_set_last_error(hipErrorIllegalState);
-	*pGraph = c->graph;
-	free(c);
-	return cpuhip_set_last_error(hipSuccess);
-}
-
-CPUHIP_EXPORT hipError_t hipStreamIsCapturing(hipStream_t stream, int *pCaptureStatus)
-{
-	if (!pCaptureStatus)
-		return cpuhip_set_last_error(hipErrorInvalidValue);
-	if (stream && !cpuhip_stream_valid(stream))
-		return cpuhip_set_last_error((hipError_t)709);
-	*pCaptureStatus = cpuhip_capture_active(stream) ? HX_CAPTURE_STATUS_ACTIVE
-						       : HX_CAPTURE_STATUS_NONE;
-	return cpuhip_set_last_error(hipSuccess);
-}
-
-static hipError_t capture_add(hipStream_t h, int type, const struct hx_host_node_params *host,
-			      const struct hx_ext_sem_node_params *es)
-{
-	hipError_t e;
-	hipGraphNode_t n;
-
-	pthread_mutex_lock(&glock);
-	struct capture *c = capture_locked(h);
-	if (!c) {
-		pthread_mutex_unlock(&glock);
-		return hipErrorStreamCaptureInvalidated;
-	}
-	e = add_node_locked(&n, c->graph, c->last ? (hipGraphNode_t *)&c->last : NULL,
-			    c->last ? 1 : 0, type, host, es, NULL);
-	if (!e)
-		c->last = n;
-	pthread_mutex_unlock(&glock);
-	return e;
-}
-
-hipError_t cpuhip_capture_host_fn(hipStream_t h, hipHostFn_t fn, void *data)
-{
-	struct hx_host_node_params p = { fn, data };
-	return capture_add(h, HX_GRAPH_NODE_HOST, &p, NULL);
-}
-
-/* hipStreamDestroy ends the capture of the stream it destroys (clr
- * s->EndCapture()); the graph it was building goes with it. */
-void cpuhip_capture_forget(hipStream_t h)
-{
-	struct capture *c = NULL;
-
-	pthread_mutex_lock(&glock);
-	for (struct capture **pp = &captures; *pp; pp = &(*pp)->next)
-		if ((*pp)->stream == h) {
-			c = *pp;
-			*pp = c->next;
-			break;
-		}
-	pthread_mutex_unlock(&glock);
-	if (c) {
-		hipGraphDestroy(c->graph);
-		free(c);
-	}
-}
-
-#else /* 5.x flavour: no graphs here */
-
-bool cpuhip_capture_active(hipStream_t h)
-{
-	(void)h;
-	return false;
-}
-
-hipError_t cpuhip_capture_host_fn(hipStream_t h, hipHostFn_t fn, void *data)
-{
-	(void)h, (void)fn, (void)data;
-	return hipErrorNotSupported;
-}
-
-void cpuhip_capture_forget(hipStream_t h)
-{
-	(void)h;
+	return cpuhip_set_last_error(e);
 }
 
 #endif

@@ -26,7 +26,7 @@ const char *cpuhip_error_string(hipError_t e);
 /* Proc address table (cpuhip_procs.c, 6.x flavour only). */
 void *cpuhip_lookup_proc(const char *name);
 
-/* Graphs and stream capture (cpuhip_graph.c; real only in the 6.x flavour,
+/* Graphs and stream capture (cpuhip_graph*.c, cpuhip_capture.c; real only in the 6.x flavour,
  * stubs answering "not capturing" in 5.x). */
 #include <stdbool.h>
 bool cpuhip_capture_active(hipStream_t h);
@@ -38,7 +38,16 @@ hipError_t cpuhip_set_last_error(hipError_t e);
 /* The ROCm release whose answers this instance plays, as major * 100 +
  * minor (CPUHIP_ROCM; 502 for abi5, 603 for abi6 by default). */
 int cpuhip_release(void);
-/* A stream being destroyed: drop its capture (cpuhip_graph.c). */
+/* A stream being destroyed: drop its capture (cpuhip_capture.c). */
 void cpuhip_capture_forget(hipStream_t h);
+/* Capture hooks for cpuhip.c (cpuhip_capture.c; inert in 5.x).  The
+ * _locked ones are called with cpuhip.c's stream lock held. */
+int cpuhip_capture_status(hipStream_t h);
+bool cpuhip_capture_ongoing(hipStream_t h);
+hipError_t cpuhip_capture_check_supported(void);
+bool cpuhip_capture_event_record_locked(hipEvent_t ev, hipStream_t s);
+hipError_t cpuhip_capture_wait_event_locked(hipStream_t ws, hipEvent_t ev, unsigned int flags,
+					    bool (*stream_ok)(hipStream_t), bool *handled);
+void cpuhip_capture_event_gone(hipEvent_t ev);
 
 #endif /* CPUHIP_INTERNAL_H */

@@ -3,8 +3,7 @@
  * library's own exported entry points. */
 #include <string.h>
 
-#include "cpuhip_internal.h"
-#include "hipextsem/hip_graph.h"
+#include "cpuhip_graph_internal.h"
 
 #if CPUHIP_ABI == 6
 #define PROC(f) { #f, (void *)&f }
@@ -89,6 +88,24 @@ static const struct {
 	PROC(hipGraphExternalSemaphoresWaitNodeGetParams),
 	PROC(hipGraphExternalSemaphoresWaitNodeSetParams),
 	PROC(hipGraphAddNode),
+	PROC(hipGraphAddEventRecordNode),
+	PROC(hipGraphAddEventWaitNode),
+	PROC(hipGraphEventRecordNodeGetEvent),
+	PROC(hipGraphEventWaitNodeGetEvent),
+	PROC(hipGraphInstantiateWithFlags),
+	PROC(hipGraphNodeGetDependencies),
+	PROC(hipGraphClone),
+	PROC(hipGraphNodeFindInClone),
+	PROC(hipGraphAddChildGraphNode),
+	PROC(hipGraphChildGraphNodeGetGraph),
+	PROC(hipGraphEventWaitNodeSetEvent),
+	PROC(hipGraphExecEventWaitNodeSetEvent),
+	PROC(hipGraphExecUpdate),
+	PROC(hipGraphInstantiateWithParams),
+	PROC(hipGraphUpload),
+	PROC(hipStreamGetCaptureInfo_v2),
+	PROC(hipStreamUpdateCaptureDependencies),
+	PROC(hipThreadExchangeStreamCaptureMode),
 };
 
 void *cpuhip_lookup_proc(const char *name)

@@ -792,7 +792,20 @@ static void t_capture_rules(void)
 	CHECK_ERR(hipStreamBeginCapture(s, HX_CAPTURE_MODE_GLOBAL), hipErrorIllegalState);
 	OK(hipStreamIsCapturing(s, &status));
 	CHECK(status == HX_CAPTURE_STATUS_ACTIVE);
+	/* clr Stream::StreamCaptureOngoing: the query is refused and the
+	 * capture invalidated; ending it gives no graph, the stream stays
+	 * Invalidated (clr resets it only on a successful end) and may begin
+	 * again. */
 	CHECK_ERR(hipStreamQuery(s), hipErrorStreamCaptureUnsupported);
+	OK(hipStreamIsCapturing(s, &status));
+	CHECK(status == HX_CAPTURE_STATUS_INVALIDATED);
+	CHECK_ERR(hipLaunchHostFunc(s, capture_host_fn, NULL), hipErrorStreamCaptureInvalidated);
+	g = (hipGraph_t)(uintptr_t)0x77;
+	CHECK_ERR(hipStreamEndCapture(s, &g), hipErrorStreamCaptureInvalidated);
+	CHECK(g == NULL);
+	OK(hipStreamIsCapturing(s, &status));
+	CHECK(status == HX_CAPTURE_STATUS_INVALIDATED);
+	OK(hipStreamBeginCapture(s, HX_CAPTURE_MODE_GLOBAL));
 	OK(hipLaunchHostFunc(s, capture_host_fn, NULL));
 	/* no release captures the external-semaphore calls: they succeed
 	 * and add no node */
