@@ -157,7 +157,7 @@ HX_EXPORT hipError_t hipGraphDestroy(hipGraph_t graph)
 	return hx_graph_destroy(graph);
 }
 
-/* ---- hip_4.3 / hip_4.5 / hip_5.3: copies of graphs, end of capture ---- */
+/* ---- hip_4.3 ... hip_6.1: copies of graphs, begin and end of capture -- */
 
 HX_EXPORT hipError_t hipGraphClone(hipGraph_t *pGraphClone, hipGraph_t originalGraph)
 {
@@ -177,6 +177,26 @@ HX_EXPORT hipError_t hipGraphExecUpdate(hipGraphExec_t hGraphExec, hipGraph_t hG
 					hipGraphNode_t *hErrorNode_out, int *updateResult_out)
 {
 	return hx_graph_exec_update(hGraphExec, hGraph, hErrorNode_out, updateResult_out);
+}
+
+HX_EXPORT hipError_t hipStreamBeginCapture(hipStream_t stream, int mode)
+{
+	return hx_stream_begin_capture(stream, mode, false);
+}
+
+HX_EXPORT hipError_t hipStreamBeginCapture_spt(hipStream_t stream, int mode)
+{
+	return hx_stream_begin_capture(stream, mode, true);
+}
+
+/* hipGraphEdgeData * is opaque here. */
+HX_EXPORT hipError_t hipStreamBeginCaptureToGraph(hipStream_t stream, hipGraph_t graph,
+						  const hipGraphNode_t *dependencies,
+						  const void *dependencyData, size_t numDependencies,
+						  int mode)
+{
+	return hx_stream_begin_capture_to_graph(stream, graph, dependencies, dependencyData,
+						numDependencies, mode);
 }
 
 HX_EXPORT hipError_t hipStreamEndCapture(hipStream_t stream, hipGraph_t *pGraph)
@@ -264,6 +284,9 @@ HX_SELF(hipGraphDestroy);
 HX_SELF(hipGraphClone);
 HX_SELF(hipGraphAddChildGraphNode);
 HX_SELF(hipGraphExecUpdate);
+HX_SELF(hipStreamBeginCapture);
+HX_SELF(hipStreamBeginCapture_spt);
+HX_SELF(hipStreamBeginCaptureToGraph);
 HX_SELF(hipStreamEndCapture);
 HX_SELF(hipStreamEndCapture_spt);
 HX_SELF(hipGraphNodeSetParams);
@@ -298,6 +321,9 @@ const struct hx_export hx_exports[] = {
 	EXP(hipGraphClone, "hip_4.5"),
 	EXP(hipGraphAddChildGraphNode, "hip_4.5"),
 	EXP(hipGraphExecUpdate, "hip_4.5"),
+	EXP(hipStreamBeginCapture, "hip_4.3"),
+	EXP(hipStreamBeginCapture_spt, "hip_5.3"),
+	EXP(hipStreamBeginCaptureToGraph, "hip_6.1"),
 	EXP(hipStreamEndCapture, "hip_4.3"),
 	EXP(hipStreamEndCapture_spt, "hip_5.3"),
 	EXP(hipGraphNodeSetParams, "hip_6.2"),

@@ -72,6 +72,60 @@ hipError_t hx_graph_exec_node_set_params(hipGraphExec_t exec, hipGraphNode_t nod
 	FORWARD_OR_FAIL(GraphExecNodeSetParams, "hipGraphExecNodeSetParams", exec, node, p);
 }
 
+/* ---- captures ----------------------------------------------------------- */
+
+atomic_int hx_captures_live;
+
+/* Never below 0: an end the shim counts without having seen the begin
+ * (a runtime call it does not wrap) must not hide a capture it did see. */
+static void capture_ended(void)
+{
+	int n = atomic_load_explicit(&hx_captures_live, memory_order_acquire);
+
+	while (n > 0 && !atomic_compare_exchange_weak_explicit(&hx_captures_live, &n, n - 1,
+								memory_order_acq_rel,
+								memory_order_acquire))
+		;
+}
+
+hipError_t hx_stream_begin_capture(hipStream_t stream, int mode, bool spt)
+{
+	hx_stream_begin_capture_fn *real =
+		spt ? hx_rt.StreamBeginCapture_spt : hx_rt.StreamBeginCapture;
+	hipError_t err;
+
+	if (!hx_runtime_init())
+		return hipErrorNotInitialized;
+	if (!real) {
+		hx_err("%s: the HIP runtime has no such call",
+		       spt ? "hipStreamBeginCapture_spt" : "hipStreamBeginCapture");
+		return hipErrorNotSupported;
+	}
+	/* Counted before the capture can start: a signal or wait racing with
+	 * the begin on another thread then asks the runtime. */
+	atomic_fetch_add_explicit(&hx_captures_live, 1, memory_order_acq_rel);
+	err = real(stream, mode);
+	if (err)
+		capture_ended();
+	return err;
+}
+
+hipError_t hx_stream_begin_capture_to_graph(hipStream_t stream, hipGraph_t graph,
+					    const hipGraphNode_t *deps, const void *edges,
+					    size_t ndeps, int mode)
+{
+	hipError_t err;
+
+	if (!hx_runtime_init())
+		return hipErrorNotInitialized;
+	REQUIRE_REAL(StreamBeginCaptureToGraph, "hipStreamBeginCaptureToGraph");
+	atomic_fetch_add_explicit(&hx_captures_live, 1, memory_order_acq_rel);
+	err = hx_rt.StreamBeginCaptureToGraph(stream, graph, deps, edges, ndeps, mode);
+	if (err)
+		capture_ended();
+	return err;
+}
+
 /* ---- copies made by the runtime, and the end of a capture -------------- */
 
 hipError_t hx_graph_clone(hipGraph_t *clone, hipGraph_t original)
@@ -129,6 +183,10 @@ hipError_t hx_stream_end_capture(hipStream_t stream, hipGraph_t *graph, bool spt
 	    hx_rt.StreamGetCaptureInfo_v2(stream, &status, &id, &captured, &deps, &ndeps) != hipSuccess)
 		captured = NULL;
 	err = real(stream, graph);
+	/* Over, in clr, on success and when it was invalidated (the stream
+	 * leaves the capture lists before that check). */
+	if (!err || err == hipErrorStreamCaptureInvalidated)
+		capture_ended();
 	if (err && captured) {
 		hx_graph_signal_forget_graph(captured);
 		hx_graph_wait_forget_graph(captured);

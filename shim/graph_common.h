@@ -6,6 +6,7 @@
 #ifndef HIPEXTSEM_GRAPH_COMMON_H
 #define HIPEXTSEM_GRAPH_COMMON_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include "hipextsem/hip_graph.h"
@@ -47,8 +48,19 @@ static inline bool hx_graph_any_shim_handle(const struct hx_ext_sem_node_params 
 	return false;
 }
 
+/* Captures begun through the shim's hipStreamBeginCapture* and not yet
+ * ended (graph.c).  Every capture starts with one of those calls (a stream
+ * joins a capture only through an event captured in one already going),
+ * so while it is 0 no stream can be capturing and the per-call query of the
+ * runtime is skipped.  A capture whose end the shim does not see (its
+ * stream destroyed while capturing) keeps it above 0: the query is made,
+ * which is only slower. */
+extern atomic_int hx_captures_live;
+
 static inline bool hx_graph_capturing(hipStream_t stream)
 {
+	if (!atomic_load_explicit(&hx_captures_live, memory_order_acquire))
+		return false;
 	return hx_runtime_capture_status(stream) == HX_CAPTURE_STATUS_ACTIVE;
 }
 

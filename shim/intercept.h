@@ -79,6 +79,10 @@ hipError_t hx_graph_clone(hipGraph_t *clone, hipGraph_t original);
 hipError_t hx_graph_add_child_node(hipGraphNode_t *node, hipGraph_t graph,
 				   const hipGraphNode_t *deps, size_t ndeps, hipGraph_t child);
 hipError_t hx_stream_end_capture(hipStream_t stream, hipGraph_t *graph, bool spt);
+hipError_t hx_stream_begin_capture(hipStream_t stream, int mode, bool spt);
+hipError_t hx_stream_begin_capture_to_graph(hipStream_t stream, hipGraph_t graph,
+					    const hipGraphNode_t *deps, const void *edges,
+					    size_t ndeps, int mode);
 hipError_t hx_graph_exec_update(hipGraphExec_t exec, hipGraph_t graph, hipGraphNode_t *errNode,
 				int *result);
 hipError_t hx_graph_add_node(hipGraphNode_t *node, hipGraph_t graph, const hipGraphNode_t *deps,

@@ -67,6 +67,9 @@ void *hx_intercept_replacement(const void *fn)
 		{ (void *)hx_rt.GraphClone, "hipGraphClone" },
 		{ (void *)hx_rt.GraphAddChildGraphNode, "hipGraphAddChildGraphNode" },
 		{ (void *)hx_rt.GraphExecUpdate, "hipGraphExecUpdate" },
+		{ (void *)hx_rt.StreamBeginCapture, "hipStreamBeginCapture" },
+		{ (void *)hx_rt.StreamBeginCapture_spt, "hipStreamBeginCapture_spt" },
+		{ (void *)hx_rt.StreamBeginCaptureToGraph, "hipStreamBeginCaptureToGraph" },
 		{ (void *)hx_rt.StreamEndCapture, "hipStreamEndCapture" },
 		{ (void *)hx_rt.StreamEndCapture_spt, "hipStreamEndCapture_spt" },
 	};

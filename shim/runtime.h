@@ -76,6 +76,9 @@ struct hx_runtime {
 	hx_stream_update_capture_deps_fn *StreamUpdateCaptureDependencies;
 	hx_stream_end_capture_fn *StreamEndCapture;
 	hx_stream_end_capture_fn *StreamEndCapture_spt;
+	hx_stream_begin_capture_fn *StreamBeginCapture;
+	hx_stream_begin_capture_fn *StreamBeginCapture_spt;
+	hx_stream_begin_capture_to_graph_fn *StreamBeginCaptureToGraph;
 	hx_thread_exchange_capture_mode_fn *ThreadExchangeStreamCaptureMode;
 	__typeof__(hipEventCreateWithFlags) *EventCreateWithFlags;
 	__typeof__(hipEventRecord) *EventRecord;

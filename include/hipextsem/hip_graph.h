@@ -166,6 +166,12 @@ typedef hipError_t hx_stream_update_capture_deps_fn(hipStream_t stream, hipGraph
 						    size_t ndeps, unsigned int flags);
 typedef hipError_t hx_thread_exchange_capture_mode_fn(int *mode);
 typedef hipError_t hx_stream_end_capture_fn(hipStream_t stream, hipGraph_t *graph);
+typedef hipError_t hx_stream_begin_capture_fn(hipStream_t stream, int mode);
+/* hipStreamBeginCaptureToGraph (hip_6.1); the edge data array is opaque. */
+typedef hipError_t hx_stream_begin_capture_to_graph_fn(hipStream_t stream, hipGraph_t graph,
+						       const hipGraphNode_t *deps,
+						       const void *edgeData, size_t ndeps,
+						       int mode);
 
 /* The API itself (6.x signatures, hx_ types). */
 hipError_t hipGraphCreate(hipGraph_t *pGraph, unsigned int flags);
@@ -202,6 +208,10 @@ hipError_t hipGraphExecDestroy(hipGraphExec_t graphExec);
 hipError_t hipStreamBeginCapture(hipStream_t stream, int mode);
 hipError_t hipStreamEndCapture(hipStream_t stream, hipGraph_t *pGraph);
 hipError_t hipStreamEndCapture_spt(hipStream_t stream, hipGraph_t *pGraph);
+hipError_t hipStreamBeginCapture_spt(hipStream_t stream, int mode);
+hipError_t hipStreamBeginCaptureToGraph(hipStream_t stream, hipGraph_t graph,
+					const hipGraphNode_t *dependencies, const void *dependencyData,
+					size_t numDependencies, int mode);
 hipError_t hipStreamIsCapturing(hipStream_t stream, int *pCaptureStatus);
 hipError_t hipStreamGetCaptureInfo_v2(hipStream_t stream, int *captureStatus_out,
 				      unsigned long long *id_out, hipGraph_t *graph_out,

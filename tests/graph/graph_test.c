@@ -215,6 +215,34 @@ static void case_render_loop(bool timeline, unsigned frames)
 	printf("%u frames\n", frames);
 }
 
+/* A capture begun through a pointer from hipGetProcAddress is seen by the
+ * shim like any other: the captured wait and signal are nodes, replayed. */
+static void case_capture_procaddr(void)
+{
+	struct sem a = sem_new(false), b = sem_new(false);
+	__typeof__(hipStreamBeginCapture) *begin = NULL;
+	hipGraphExec_t x;
+	hipStream_t st;
+	hipGraph_t g;
+
+	HIPCHECK(hipGetProcAddress("hipStreamBeginCapture", (void **)&begin, 600, 0, NULL));
+	CHECK(begin != NULL, "no hipStreamBeginCapture from hipGetProcAddress");
+	HIPCHECK(hipStreamCreate(&st));
+	HIPCHECK(begin(st, HX_CAPTURE_MODE_GLOBAL));
+	HIPCHECK(wait1(a.s, 0, st));
+	HIPCHECK(hipLaunchHostFunc(st, work, NULL));
+	HIPCHECK(signal1(b.s, 0, st));
+	HIPCHECK(hipStreamEndCapture(st, &g));
+	HIPCHECK(hipGraphInstantiate(&x, g, NULL, NULL, 0));
+	for (int i = 0; i < 3; i++)
+		run_chain(x, st, &a, &b, NULL, 30);
+	HIPCHECK(hipGraphExecDestroy(x));
+	HIPCHECK(hipGraphDestroy(g));
+	HIPCHECK(hipStreamDestroy(st));
+	sem_free(&a);
+	sem_free(&b);
+}
+
 /* ---- capture across streams -------------------------------------------- */
 
 static bool same_deps(hipGraphNode_t n, const hipGraphNode_t *want, size_t nwant)
@@ -647,6 +675,8 @@ int main(int argc, char **argv)
 		case_render_loop(false, argc > 2 ? (unsigned)atoi(argv[2]) : 1000);
 	else if (!strcmp(c, "render-loop-timeline"))
 		case_render_loop(true, argc > 2 ? (unsigned)atoi(argv[2]) : 1000);
+	else if (!strcmp(c, "capture-procaddr"))
+		case_capture_procaddr();
 	else if (!strcmp(c, "fork-join"))
 		case_fork_join();
 	else if (!strcmp(c, "clone"))
