@@ -146,6 +146,8 @@ void t_capture_cross_stream(void)
 	size_t k = 2;
 	OK(hipGraphNodeGetDependencies(d, dd, &k));
 	CHECK(k == 2 && dd[0] == c && dd[1] == b);
+	/* the null stream cannot join a capture (clr: hipErrorInvalidHandle) */
+	CHECK_ERR(hipStreamWaitEvent(NULL, e2, 0), hipErrorInvalidHandle);
 	/* only the origin stream ends the capture */
 	CHECK_ERR(hipStreamEndCapture(s2, &g), ERR_UNMATCHED);
 	OK(hipStreamEndCapture(s1, &g));

@@ -453,10 +453,48 @@ static void t_graph_instantiate_params(void)
 	OK(hipStreamDestroy(s));
 }
 
+/* The new calls are reachable through hipGetProcAddress, as this
+ * library's own functions. */
+static void t_graph_procs(void)
+{
+	static const struct {
+		const char *name;
+		void *fn;
+	} want[] = {
+		{ "hipGraphNodeGetDependencies", (void *)hipGraphNodeGetDependencies },
+		{ "hipGraphClone", (void *)hipGraphClone },
+		{ "hipGraphNodeFindInClone", (void *)hipGraphNodeFindInClone },
+		{ "hipGraphAddChildGraphNode", (void *)hipGraphAddChildGraphNode },
+		{ "hipGraphChildGraphNodeGetGraph", (void *)hipGraphChildGraphNodeGetGraph },
+		{ "hipGraphEventWaitNodeSetEvent", (void *)hipGraphEventWaitNodeSetEvent },
+		{ "hipGraphExecEventWaitNodeSetEvent", (void *)hipGraphExecEventWaitNodeSetEvent },
+		{ "hipGraphExecUpdate", (void *)hipGraphExecUpdate },
+		{ "hipGraphInstantiateWithParams", (void *)hipGraphInstantiateWithParams },
+		{ "hipGraphUpload", (void *)hipGraphUpload },
+		{ "hipStreamGetCaptureInfo_v2", (void *)hipStreamGetCaptureInfo_v2 },
+		{ "hipStreamUpdateCaptureDependencies", (void *)hipStreamUpdateCaptureDependencies },
+		{ "hipThreadExchangeStreamCaptureMode", (void *)hipThreadExchangeStreamCaptureMode },
+		{ "hipGraphAddEventWaitNode", (void *)hipGraphAddEventWaitNode },
+		{ "hipGraphAddEventRecordNode", (void *)hipGraphAddEventRecordNode },
+		{ "hipGraphInstantiateWithFlags", (void *)hipGraphInstantiateWithFlags },
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		void *fn = NULL;
+		hipDriverProcAddressQueryResult st;
+		OK(hipGetProcAddress(want[i].name, &fn, 602, 0, &st));
+		if (fn != want[i].fn) {
+			fprintf(stderr, "hipGetProcAddress(%s) = %p, want %p\n", want[i].name, fn,
+				want[i].fn);
+			failures++;
+		}
+	}
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
 } cases[] = {
+	{ "graph_procs", t_graph_procs },
 	{ "graph_deps", t_graph_deps },
 	{ "graph_clone", t_graph_clone },
 	{ "graph_child", t_graph_child },
