@@ -267,6 +267,19 @@ void t_capture_modes(void)
 	CHECK_ERR(hipStreamEndCapture(s, &g), hipErrorStreamCaptureInvalidated);
 	CHECK(g == NULL);
 	OK(hipFree(p));
+	/* clr skips Stream::EndCapture for an invalidated capture: the stream
+	 * stays Invalidated, and synchronize / query refuse it until a
+	 * capture on it ends well */
+	CHECK(status_of(s) == HX_CAPTURE_STATUS_INVALIDATED);
+	CHECK_ERR(hipStreamSynchronize(s), hipErrorStreamCaptureUnsupported);
+	CHECK_ERR(hipStreamQuery(s), hipErrorStreamCaptureUnsupported);
+	/* ending it again: no longer on this thread's list -> WrongThread */
+	CHECK_ERR(hipStreamEndCapture(s, &g), ERR_WRONG_THREAD);
+	OK(hipStreamBeginCapture(s, HX_CAPTURE_MODE_RELAXED));
+	OK(hipStreamEndCapture(s, &g));
+	OK(hipGraphDestroy(g));
+	OK(hipStreamSynchronize(s));
+	OK(hipStreamQuery(s));
 	/* hipHostMalloc, hipFree, hipHostFree carry the check too */
 	void *calls_ok[3];
 	for (int i = 0; i < 3; i++) {
