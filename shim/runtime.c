@@ -279,6 +279,22 @@ int hx_runtime_capture_status(hipStream_t stream)
 	return status;
 }
 
+int hx_runtime_capture_relaxed(void)
+{
+	int mode = HX_CAPTURE_MODE_RELAXED;
+
+	if (!hx_rt.ThreadExchangeStreamCaptureMode ||
+	    hx_rt.ThreadExchangeStreamCaptureMode(&mode) != hipSuccess)
+		return -1;
+	return mode;
+}
+
+void hx_runtime_capture_restore(int mode)
+{
+	if (mode >= 0 && hx_rt.ThreadExchangeStreamCaptureMode)
+		hx_rt.ThreadExchangeStreamCaptureMode(&mode);
+}
+
 const char *hx_abi_name(enum hx_abi abi)
 {
 	switch (abi) {

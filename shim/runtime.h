@@ -114,6 +114,17 @@ hipError_t hx_runtime_take_first_answer(void);
 /* The stream's capture status (hipStreamCaptureStatus: 0 none, 1 active,
  * 2 invalidated); 0 for the null stream, or when the runtime cannot say. */
 int hx_runtime_capture_status(hipStream_t stream);
+/* The runtime's memory and query calls obey stream capture: clr's
+ * hipHostMalloc, hipMalloc, hipFree (CHECK_STREAM_CAPTURE_SUPPORTED) and
+ * hipStreamQuery on a stream not capturing (Stream::StreamCaptureOngoing)
+ * invalidate, in the calling thread's mode (Global or ThreadLocal), the
+ * captures in progress and refuse the call.  The shim's own calls of that
+ * kind (slot memory, stream checks) are not the application's work: they
+ * run in Relaxed mode, so that a semaphore call never breaks a capture the
+ * application has going on another stream.  Returns the mode to restore,
+ * or -1 (nothing to restore). */
+int hx_runtime_capture_relaxed(void);
+void hx_runtime_capture_restore(int mode);
 
 /* Layout of the semaphore structures for the loaded runtime. */
 size_t hx_abi_desc_size(enum hx_abi abi);

@@ -37,29 +37,6 @@ static const struct hx_waiter_ops waiter_ops = {
 
 /* ---- wait slots -------------------------------------------------------- */
 
-/* The runtime's memory calls obey stream capture: clr's hipHostMalloc,
- * hipMalloc and hipFree run CHECK_STREAM_CAPTURE_SUPPORTED, which, in the
- * calling thread's mode (Global or ThreadLocal), invalidates the captures
- * in progress and refuses the call.  The slot memory is the shim's, not
- * work of the application's: it is allocated in Relaxed mode, so that a
- * wait never breaks a capture the application has going on another
- * stream.  Returns the mode to restore, or -1. */
-static int capture_mode_relaxed(void)
-{
-	int mode = HX_CAPTURE_MODE_RELAXED;
-
-	if (!hx_rt.ThreadExchangeStreamCaptureMode ||
-	    hx_rt.ThreadExchangeStreamCaptureMode(&mode) != hipSuccess)
-		return -1;
-	return mode;
-}
-
-static void capture_mode_restore(int mode)
-{
-	if (mode >= 0)
-		hx_rt.ThreadExchangeStreamCaptureMode(&mode);
-}
-
 static int pool_grow_locked(struct slot_pool *pool, enum slot_kind kind)
 {
 	struct slot_chunk **nc;
@@ -71,10 +48,10 @@ static int pool_grow_locked(struct slot_pool *pool, enum slot_kind kind)
 		return -ENOMEM;
 	if (kind == SLOT_HOST) {
 		void *mem = NULL;
-		int mode = capture_mode_relaxed();
+		int mode = hx_runtime_capture_relaxed();
 		hipError_t err = hx_rt.HostMalloc(&mem, SLOTS_PER_CHUNK * sizeof(uint64_t), 0);
 
-		capture_mode_restore(mode);
+		hx_runtime_capture_restore(mode);
 		if (err != hipSuccess || !mem) {
 			free(c);
 			hx_err("hipHostMalloc for wait slots failed (error %d)", (int)err);
@@ -118,13 +95,13 @@ static int slot_alloc_locked(enum slot_kind kind, uint32_t *index, volatile uint
 	k = i % SLOTS_PER_CHUNK;
 	if (kind == SLOT_SIGNAL && !c->sig[k]) {
 		void *mem = NULL;
-		int mode = capture_mode_relaxed();
+		int mode = hx_runtime_capture_relaxed();
 		hipError_t err = hx_rt.ExtMallocWithFlags ?
 					 hx_rt.ExtMallocWithFlags(&mem, sizeof(uint64_t),
 								  HX_MALLOC_SIGNAL_MEMORY) :
 					 hipErrorNotSupported;
 
-		capture_mode_restore(mode);
+		hx_runtime_capture_restore(mode);
 		if (err != hipSuccess || !mem) {
 			hx_err("hipExtMallocWithFlags(hipMallocSignalMemory) for a wait slot failed "
 			       "(error %d)", (int)err);
@@ -295,14 +272,18 @@ static enum wait_path fall_back_locked(enum wait_path failed, hipError_t err)
 
 /* Is `stream` a stream the runtime knows?  Answered by hipStreamQuery,
  * which clr fails with hipErrorContextIsDestroyed (709) or
- * hipErrorInvalidHandle for a handle that names no live stream. */
+ * hipErrorInvalidHandle for a handle that names no live stream.  Asked in
+ * Relaxed mode: clr's query invalidates other captures otherwise. */
 static bool stream_is_valid(hipStream_t stream)
 {
 	hipError_t err;
+	int mode;
 
 	if (!hx_rt.StreamQuery)
 		return true;
+	mode = hx_runtime_capture_relaxed();
 	err = hx_rt.StreamQuery(stream);
+	hx_runtime_capture_restore(mode);
 	return err == hipSuccess || err == hipErrorNotReady;
 }
 

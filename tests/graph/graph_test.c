@@ -28,6 +28,14 @@ static uint64_t count(void)
 	return __atomic_load_n(&counter, __ATOMIC_ACQUIRE);
 }
 
+static uint64_t side_count; /* host functions of an unrelated stream */
+
+static void side_work(void *data)
+{
+	(void)data;
+	__atomic_add_fetch(&side_count, 1, __ATOMIC_RELEASE);
+}
+
 static bool count_reaches(uint64_t want, unsigned ms)
 {
 	int64_t end = now_ns() + (int64_t)ms * 1000000;
@@ -143,12 +151,13 @@ static void case_render_loop(bool timeline, unsigned frames)
 	hipGraphNode_t nodes[8], wnode = NULL, snode = NULL;
 	size_t nn = 8;
 	hipGraphExec_t x;
-	hipStream_t st;
+	hipStream_t st, side;
 	struct esp pw, ps;
 	hipGraph_t g;
 	int fds = 0;
 
 	HIPCHECK(hipStreamCreate(&st));
+	HIPCHECK(hipStreamCreate(&side));
 	esp_set(&pw, ws, wv, timeline ? 2 : 1);
 	esp_set(&ps, ss, sv, 1);
 	HIPCHECK(hipStreamBeginCapture(st, HX_CAPTURE_MODE_GLOBAL));
@@ -187,8 +196,19 @@ static void case_render_loop(bool timeline, unsigned frames)
 		HIPCHECK(hipGraphLaunch(x, st));
 		/* No early pass: checked at once every frame, after a pause every
 		 * 100th, and with only half of a mixed wait signaled. */
-		if (i % 100 == 0)
+		if (i % 100 == 0) {
+			/* The held graph never blocks the runtime's callback
+			 * thread: another stream's host function runs meanwhile. */
+			uint64_t side_before = __atomic_load_n(&side_count, __ATOMIC_ACQUIRE);
+			int64_t end = now_ns() + 5000 * 1000000LL;
+			HIPCHECK(hipLaunchHostFunc(side, side_work, NULL));
+			while (__atomic_load_n(&side_count, __ATOMIC_ACQUIRE) == side_before &&
+			       now_ns() < end)
+				sleep_ms(1);
+			CHECK(__atomic_load_n(&side_count, __ATOMIC_ACQUIRE) == side_before + 1,
+			      "frame %u: the callback thread is blocked by the held graph", i);
 			sleep_ms(20);
+		}
 		CHECK(count() == before, "frame %u: the work ran before acquire was signaled", i);
 		if (timeline) {
 			so_signal(drm, tacq.h, i + 1);
@@ -208,6 +228,7 @@ static void case_render_loop(bool timeline, unsigned frames)
 	HIPCHECK(hipGraphExecDestroy(x));
 	HIPCHECK(hipGraphDestroy(g));
 	HIPCHECK(hipStreamDestroy(st));
+	HIPCHECK(hipStreamDestroy(side));
 	CHECK(count_fds() == fds, "fds leaked over %u frames: %d -> %d", frames, fds, count_fds());
 	sem_free(&acq);
 	sem_free(&tacq);
@@ -543,44 +564,64 @@ static void case_instantiate(void)
 
 /* ---- capture modes ------------------------------------------------------ */
 
-/* The runtime's memory calls invalidate a Global capture of the calling
- * thread (clr CHECK_STREAM_CAPTURE_SUPPORTED).  The shim's own allocations
- * (the first wait's slots) must not; import and destroy carry no capture
- * check in clr and pass in every mode. */
+/* The runtime's memory calls and stream queries invalidate the captures
+ * going on (clr CHECK_STREAM_CAPTURE_SUPPORTED, Stream::
+ * StreamCaptureOngoing).  The shim's own such calls (the first wait's
+ * slots, the host-wait stream check, the reuse of a pooled side stream by
+ * a graph launch) must not; import and destroy carry no capture check in
+ * clr and pass in every mode.  Every wait here is on a semaphore already
+ * signaled, so the host-wait variant does not block. */
 static void case_capture_modes(void)
 {
-	struct sem a = sem_new(false);
+	struct sem a = sem_new(false), ga = sem_new(false), gb = sem_new(false);
 	hipStream_t cap, other;
-	hipGraph_t g;
+	hipGraphExec_t x1, x2;
+	hipGraph_t g, wg;
 	void *p = NULL;
 	int status = -1;
 
 	HIPCHECK(hipStreamCreate(&cap));
 	HIPCHECK(hipStreamCreate(&other));
+	/* An exec destroyed after a launch leaves its side stream pooled. */
+	HIPCHECK(hipGraphCreate(&wg, 0));
+	build_chain(wg, &ga, &gb);
+	HIPCHECK(hipGraphInstantiate(&x1, wg, NULL, NULL, 0));
+	so_signal(drm, ga.h, 0);
+	HIPCHECK(hipGraphLaunch(x1, other));
+	HIPCHECK(hipStreamSynchronize(other));
+	HIPCHECK(hipGraphExecDestroy(x1));
+	HIPCHECK(hipGraphInstantiate(&x2, wg, NULL, NULL, 0));
 	for (int mode = HX_CAPTURE_MODE_GLOBAL; mode <= HX_CAPTURE_MODE_RELAXED; mode++) {
 		struct sem t;
 
 		HIPCHECK(hipStreamBeginCapture(cap, mode));
+		so_signal(drm, a.h, 0);
 		/* The first wait of the process allocates its slot here. */
 		HIPCHECK(wait1(a.s, 0, other));
 		t = sem_new(true);
 		sem_free(&t);
+		/* The first launch takes the pooled side stream. */
+		so_signal(drm, ga.h, 0);
+		HIPCHECK(hipGraphLaunch(x2, other));
 		HIPCHECK(hipStreamIsCapturing(cap, &status));
 		CHECK(status == HX_CAPTURE_STATUS_ACTIVE,
 		      "mode %d: the capture was invalidated by a semaphore call (status %d)", mode,
 		      status);
 		HIPCHECK(hipStreamEndCapture(cap, &g));
 		HIPCHECK(hipGraphDestroy(g));
-		so_signal(drm, a.h, 0);
 		HIPCHECK(hipStreamSynchronize(other));
 	}
 	/* The rule itself, as the runtime plays it: a memory call invalidates. */
 	HIPCHECK(hipStreamBeginCapture(cap, HX_CAPTURE_MODE_GLOBAL));
 	EXPECT_ERR(hipHostMalloc(&p, 64, 0), hipErrorStreamCaptureUnsupported);
 	EXPECT_ERR(hipStreamEndCapture(cap, &g), hipErrorStreamCaptureInvalidated);
+	HIPCHECK(hipGraphExecDestroy(x2));
+	HIPCHECK(hipGraphDestroy(wg));
 	HIPCHECK(hipStreamDestroy(cap));
 	HIPCHECK(hipStreamDestroy(other));
 	sem_free(&a);
+	sem_free(&ga);
+	sem_free(&gb);
 }
 
 /* ---- node parameters ----------------------------------------------------- */
