@@ -15,26 +15,7 @@
 
 extern int failures;
 
-#define CHECK(cond)                                                                  \
-	do {                                                                         \
-		if (!(cond)) {                                                       \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, \
-				#cond);                                              \
-			failures++;                                                  \
-		}                                                                    \
-	} while (0)
-
-#define CHECK_ERR(call, want)                                                          \
-	do {                                                                           \
-		hipError_t e_ = (call);                                                \
-		if (e_ != (want)) {                                                    \
-			fprintf(stderr, "%s:%d: %s returned %d (%s), expected %d\n", __FILE__, \
-				__LINE__, #call, (int)e_, hipGetErrorName(e_), (int)(want)); \
-			failures++;                                                    \
-		}                                                                      \
-	} while (0)
-
-#define OK(call) CHECK_ERR(call, hipSuccess)
+#include "check.h"
 
 #define ERR_DESTROYED ((hipError_t)709)
 #define ERR_UNMATCHED ((hipError_t)903)
