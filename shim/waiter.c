@@ -253,9 +253,10 @@ static long voluntary_switches(void)
  * the objects before it were seen unsignaled an instant earlier, and
  * anything missed here makes the next multi-wait return at once.  The
  * arrays are compacted in place (they are rebuilt before the next wait). */
-static void sweep_locked(uint32_t *handles, uint64_t *values, struct hx_waitable **objs,
+static bool sweep_locked(uint32_t *handles, uint64_t *values, struct hx_waitable **objs,
 			 unsigned from, unsigned n, struct hx_wait_entry **done)
 {
+	struct hx_wait_entry *before = *done;
 	unsigned nt = 0;
 
 	for (unsigned i = from; i < n; i++) {
@@ -269,6 +270,7 @@ static void sweep_locked(uint32_t *handles, uint64_t *values, struct hx_waitable
 	if (nt && hx_sync_query_many(w.dev, handles, values, nt) == 0)
 		for (unsigned i = 0; i < nt; i++)
 			collect_known_locked(objs[i], &values[i], done);
+	return *done != before;
 }
 
 /*
@@ -278,9 +280,15 @@ static void sweep_locked(uint32_t *handles, uint64_t *values, struct hx_waitable
  * is added to that path: the object the kernel named is collected (one
  * query) and its waits released before anything else is looked at.  The
  * set is swept for further signals (one query over it) only when the wait
- * did not sleep, i.e. when signals piled up while the thread was busy: a
- * lone signal costs one wait's set-up and tear-down and no sweep, a burst
- * of M signals a few waits and sweeps rather than M waits.
+ * did not sleep, i.e. when signals may have piled up while the thread was
+ * busy: a lone signal costs one wait's set-up and tear-down and no sweep,
+ * a burst of M signals a few waits and sweeps rather than M waits.  When
+ * signals come one at a time but faster than the thread re-arms (many
+ * thousands of objects), every wait returns without sleeping and a sweep
+ * would find nothing but cost another O(N) ioctl per release: sweeps that
+ * find nothing make the next ones rarer (1 in 2, 4, ... 64 such waits),
+ * one that finds something restores them.  A burst then waits for at most
+ * 64 extra multi-waits.
  */
 static void *multiwait_thread(void *arg)
 {
@@ -288,6 +296,7 @@ static void *multiwait_thread(void *arg)
 	uint64_t *points = NULL;
 	struct hx_waitable **objs = NULL;
 	unsigned cap = 0;
+	unsigned backoff = 0, skip = 0; /* sweeps: see above */
 
 	(void)arg;
 	for (;;) {
@@ -362,14 +371,27 @@ static void *multiwait_thread(void *arg)
 			collect_locked(hit, &done);
 		pthread_mutex_unlock(&w.lock);
 		complete(done);
-		if (slept)
+		if (slept) {
+			/* Keeping up: a pile-up after this is a real one. */
+			backoff = skip = 0;
 			continue;
+		}
+		if (skip) {
+			skip--;
+			continue;
+		}
+
+		bool found;
 
 		done = NULL;
 		pthread_mutex_lock(&w.lock);
-		sweep_locked(handles, points, objs, first + 1, n, &done);
+		found = sweep_locked(handles, points, objs, first + 1, n, &done);
 		pthread_mutex_unlock(&w.lock);
 		complete(done);
+		if (found)
+			backoff = 0;
+		else
+			skip = backoff = backoff ? (backoff < 64 ? backoff * 2 : 64) : 1;
 	}
 	return NULL;
 }
