@@ -10,7 +10,8 @@
  *
  * fallback mode: the thread sleeps in one multi-handle syncobj wait over
  * the lowest pending point of every object plus a private "wake"
- * syncobj that is signaled when the set changes.
+ * syncobj that is signaled when the set changes.  The kernel's cost of
+ * that wait grows with the number of objects; see multiwait_thread.
  *
  * New entries are handed over through a lock-free queue and queued and
  * armed by the thread itself: a wait call costs its caller one wake-up at
@@ -26,6 +27,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -233,18 +235,76 @@ static void *eventfd_thread(void *arg)
 	return NULL;
 }
 
+/* The voluntary context switches of the calling thread: tells a multi-wait
+ * that slept (one signal woke it) from one that found a point already
+ * signaled on entry (signals arrived while the thread was busy, maybe
+ * many).  -1 if unknown, which reads as "did not sleep". */
+static long voluntary_switches(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_THREAD, &ru))
+		return -1;
+	return ru.ru_nvcsw;
+}
+
+/* Collects the timelines of the last multi-wait's set from index `from`
+ * on, with one query.  The kernel reports only the lowest signaled index;
+ * the objects before it were seen unsignaled an instant earlier, and
+ * anything missed here makes the next multi-wait return at once.  The
+ * arrays are compacted in place (they are rebuilt before the next wait). */
+static bool sweep_locked(uint32_t *handles, uint64_t *values, struct hx_waitable **objs,
+			 unsigned from, unsigned n, struct hx_wait_entry **done)
+{
+	struct hx_wait_entry *before = *done;
+	unsigned nt = 0;
+
+	for (unsigned i = from; i < n; i++) {
+		struct hx_waitable *s = objs[i];
+
+		if (s->timeline && s->in_wlist) {
+			handles[nt] = s->handle;
+			objs[nt++] = s;
+		}
+	}
+	if (nt && hx_sync_query_many(w.dev, handles, values, nt) == 0)
+		for (unsigned i = 0; i < nt; i++)
+			collect_known_locked(objs[i], &values[i], done);
+	return *done != before;
+}
+
+/*
+ * Each multi-wait costs the kernel O(set size) to arm and, once woken, to
+ * tear down before it returns: that tear-down is on every release's path
+ * and is the price of the fallback (docs/bench.md, "floor").  Nothing else
+ * is added to that path: the object the kernel named is collected (one
+ * query) and its waits released before anything else is looked at.  The
+ * set is swept for further signals (one query over it) only when the wait
+ * did not sleep, i.e. when signals may have piled up while the thread was
+ * busy: a lone signal costs one wait's set-up and tear-down and no sweep,
+ * a burst of M signals a few waits and sweeps rather than M waits.  When
+ * signals come one at a time but faster than the thread re-arms (many
+ * thousands of objects), every wait returns without sleeping and a sweep
+ * would find nothing but cost another O(N) ioctl per release: sweeps that
+ * find nothing make the next ones rarer (1 in 2, 4, ... 64 such waits),
+ * one that finds something restores them.  A burst then waits for at most
+ * 64 extra multi-waits.
+ */
 static void *multiwait_thread(void *arg)
 {
 	uint32_t *handles = NULL;
 	uint64_t *points = NULL;
 	struct hx_waitable **objs = NULL;
 	unsigned cap = 0;
+	unsigned backoff = 0, skip = 0; /* sweeps: see above */
 
 	(void)arg;
 	for (;;) {
 		unsigned n = 0;
 		uint32_t first = 0;
 		int64_t next;
+		long csw;
+		bool slept;
 		int ret;
 
 		struct hx_wait_entry *failed = NULL;
@@ -285,7 +345,9 @@ static void *multiwait_thread(void *arg)
 
 		/* After the reset above: a kick from now on is not lost. */
 		next = w.ops->watchdog(hx_now_ns());
+		csw = voluntary_switches();
 		ret = hx_sync_wait_any(w.dev, handles, points, n, next, &first);
+		slept = csw >= 0 && voluntary_switches() != csw;
 		/* ENOENT: an object was destroyed while the set was being
 		 * built; the rebuilt set will not have it. */
 		if (ret == -EINTR || ret == -ETIME || ret == -ENOENT)
@@ -296,34 +358,40 @@ static void *multiwait_thread(void *arg)
 			sleep(1); /* a dead device must not become a busy loop */
 			continue;
 		}
-		if (first == 0)
+		if (first == 0 || first >= n)
 			continue; /* the set changed */
 
 		struct hx_wait_entry *done = NULL;
 		struct hx_waitable *hit = objs[first];
-		unsigned nt = 0;
 
-		pthread_mutex_lock(&w.lock);
-		/* One wake-up may stand for many signals: look at every timeline
-		 * in one query rather than at one object per wake-up.  The
-		 * list only shrank since the snapshot, so the arrays fit.
-		 * Semaphores are freed only at the top of the loop, so `hit`
+		/* Semaphores are freed only at the top of the loop, so `hit`
 		 * is still readable; in_wlist says whether it is still ours. */
-		for (struct hx_waitable *s = w.list; s; s = s->wnext)
-			if (s->timeline) {
-				handles[nt] = s->handle;
-				objs[nt++] = s;
-			}
-		if (nt && hx_sync_query_many(w.dev, handles, points, nt) == 0) {
-			for (unsigned i = 0; i < nt; i++)
-				collect_known_locked(objs[i], &points[i], &done);
-		} else if (hit->timeline && hit->in_wlist) {
-			collect_locked(hit, &done);
-		}
-		if (!hit->timeline && hit->in_wlist)
+		pthread_mutex_lock(&w.lock);
+		if (hit->in_wlist)
 			collect_locked(hit, &done);
 		pthread_mutex_unlock(&w.lock);
 		complete(done);
+		if (slept) {
+			/* Keeping up: a pile-up after this is a real one. */
+			backoff = skip = 0;
+			continue;
+		}
+		if (skip) {
+			skip--;
+			continue;
+		}
+
+		bool found;
+
+		done = NULL;
+		pthread_mutex_lock(&w.lock);
+		found = sweep_locked(handles, points, objs, first + 1, n, &done);
+		pthread_mutex_unlock(&w.lock);
+		complete(done);
+		if (found)
+			backoff = 0;
+		else
+			skip = backoff = backoff ? (backoff < 64 ? backoff * 2 : 64) : 1;
 	}
 	return NULL;
 }

@@ -5,7 +5,8 @@
  *
  *   hxbench MODE OUTFILE [N]
  *
- * MODE: signal | wait | enqueue | stall | scale (N = number of semaphores).
+ * MODE: signal | wait | enqueue | stall | scale | floor (N = number of
+ * semaphores; floor: floor.c).
  * Runs inside the test VM (real kernel sync objects) on cpuhip abi6 with the
  * shim preloaded; exits 77 (skipped) where there is no render node.
  *
@@ -26,6 +27,7 @@
 #include <sys/resource.h>
 #include <dirent.h>
 
+#include "floor.h"
 #include "hxtest.h"
 
 #ifndef DRM_IOCTL_SYNCOBJ_EVENTFD
@@ -752,13 +754,15 @@ int main(int argc, char **argv)
 	unsigned nsamples = getenv("HXBENCH_SAMPLES") ? (unsigned)atol(getenv("HXBENCH_SAMPLES")) : 300;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: hxbench signal|wait|enqueue|stall|scale OUTFILE [N]\n");
+		fprintf(stderr, "usage: hxbench signal|wait|enqueue|stall|scale|floor OUTFILE [N]\n");
 		return 2;
 	}
 	if (access(node ? node : "/dev/dri/renderD128", R_OK | W_OK) != 0) {
 		fprintf(stderr, "hxbench: no DRM render node: run it inside the VM (scripts/bench)\n");
 		return 77;
 	}
+	if (strcmp(argv[1], "floor") == 0) /* the kernel alone, no runtime */
+		return hxbench_floor(argc - 1, argv + 1);
 	if (!shim_loaded())
 		FAIL("the shim is not preloaded");
 	if (nsamples > MAX_SAMPLES)
