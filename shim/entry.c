@@ -164,6 +164,11 @@ HX_EXPORT hipError_t hipGraphClone(hipGraph_t *pGraphClone, hipGraph_t originalG
 	return hx_graph_clone(pGraphClone, originalGraph);
 }
 
+HX_EXPORT hipError_t hipGraphDestroyNode(hipGraphNode_t node)
+{
+	return hx_graph_destroy_node(node);
+}
+
 HX_EXPORT hipError_t hipGraphAddChildGraphNode(hipGraphNode_t *pGraphNode, hipGraph_t graph,
 					       const hipGraphNode_t *pDependencies,
 					       size_t numDependencies, hipGraph_t childGraph)
@@ -282,6 +287,7 @@ HX_SELF(hipGraphLaunch_spt);
 HX_SELF(hipGraphExecDestroy);
 HX_SELF(hipGraphDestroy);
 HX_SELF(hipGraphClone);
+HX_SELF(hipGraphDestroyNode);
 HX_SELF(hipGraphAddChildGraphNode);
 HX_SELF(hipGraphExecUpdate);
 HX_SELF(hipStreamBeginCapture);
@@ -319,6 +325,7 @@ const struct hx_export hx_exports[] = {
 	EXP(hipGraphExecDestroy, "hip_4.3"),
 	EXP(hipGraphDestroy, "hip_4.3"),
 	EXP(hipGraphClone, "hip_4.5"),
+	EXP(hipGraphDestroyNode, "hip_4.5"),
 	EXP(hipGraphAddChildGraphNode, "hip_4.5"),
 	EXP(hipGraphExecUpdate, "hip_4.5"),
 	EXP(hipStreamBeginCapture, "hip_4.3"),

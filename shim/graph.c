@@ -27,6 +27,35 @@ hipError_t hx_graph_destroy(hipGraph_t graph)
 	return err;
 }
 
+/* A node removed from its graph no longer answers as a semaphore node (the
+ * runtime may reuse its address for a node of its own), nor do the nodes
+ * of the graph embedded in a child-graph node. */
+hipError_t hx_graph_destroy_node(hipGraphNode_t node)
+{
+	hipGraph_t embedded = NULL;
+	hipError_t err;
+	int type = -1;
+
+	if (!hx_runtime_init())
+		return hipErrorNotInitialized;
+	REQUIRE_REAL(GraphDestroyNode, "hipGraphDestroyNode");
+	if (node && hx_rt.GraphNodeGetType && hx_rt.GraphChildGraphNodeGetGraph &&
+	    (hx_graph_wait_any() || hx_graph_signal_any()) &&
+	    hx_rt.GraphNodeGetType(node, &type) == hipSuccess && type == HX_GRAPH_NODE_GRAPH &&
+	    hx_rt.GraphChildGraphNodeGetGraph(node, &embedded) != hipSuccess)
+		embedded = NULL;
+	err = hx_rt.GraphDestroyNode(node);
+	if (err || !node)
+		return err;
+	hx_graph_signal_forget_node(node);
+	hx_graph_wait_forget_node(node);
+	if (embedded) {
+		hx_graph_signal_forget_graph(embedded);
+		hx_graph_wait_forget_graph(embedded);
+	}
+	return err;
+}
+
 hipError_t hx_graph_add_node(hipGraphNode_t *node, hipGraph_t graph, const hipGraphNode_t *deps,
 			     size_t ndeps, struct hx_graph_node_params *p)
 {

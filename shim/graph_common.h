@@ -79,10 +79,12 @@ bool hx_graph_signal_known(hipGraphNode_t node);
 bool hx_graph_signal_any(void);
 void hx_graph_signal_adopt(hipGraph_t graph, hipGraphNode_t node, hipGraph_t root);
 void hx_graph_signal_forget_graph(hipGraph_t graph);
+void hx_graph_signal_forget_node(hipGraphNode_t node);
 /* graph_wait.c */
 bool hx_graph_wait_known(hipGraphNode_t node);
 bool hx_graph_wait_any(void);
 void hx_graph_wait_adopt(hipGraph_t graph, hipGraphNode_t node, hipGraph_t root);
 void hx_graph_wait_forget_graph(hipGraph_t graph);
+void hx_graph_wait_forget_node(hipGraphNode_t node);
 
 #endif

@@ -313,6 +313,15 @@ void hx_graph_signal_forget_graph(hipGraph_t graph)
 	pthread_mutex_unlock(&gsig_lock);
 }
 
+void hx_graph_signal_forget_node(hipGraphNode_t node)
+{
+	pthread_mutex_lock(&gsig_lock);
+	for (struct gsig *s = gsigs; s; s = s->next)
+		if (node && s->node == node)
+			s->node = NULL, s->graph = s->root = NULL;
+	pthread_mutex_unlock(&gsig_lock);
+}
+
 bool hx_graph_signal_any(void)
 {
 	bool any;

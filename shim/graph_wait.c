@@ -404,6 +404,26 @@ void hx_graph_wait_adopt(hipGraph_t graph, hipGraphNode_t node, hipGraph_t root)
 	       (void *)graph, (void *)root, (void *)w->event);
 }
 
+static void gwait_forget_locked(struct gwait *w)
+{
+	w->graph = w->root = NULL;
+	w->node = NULL;
+	hx_gwait_unref_locked(w);
+}
+
+/* The node is gone (hipGraphDestroyNode): execs made before keep its
+ * record. */
+void hx_graph_wait_forget_node(hipGraphNode_t node)
+{
+	struct gwait *w;
+
+	pthread_mutex_lock(&hx_gw_lock);
+	w = hx_gwait_find_locked(node);
+	if (w)
+		gwait_forget_locked(w);
+	pthread_mutex_unlock(&hx_gw_lock);
+}
+
 /* The graph is gone, with the graphs embedded in its child-graph nodes:
  * their wait nodes are forgotten (events freed once no exec made from
  * them is left). */
@@ -412,11 +432,8 @@ void hx_graph_wait_forget_graph(hipGraph_t graph)
 	pthread_mutex_lock(&hx_gw_lock);
 	for (struct gwait *w = gwaits, *next; w; w = next) {
 		next = w->next;
-		if (graph && w->node && (w->graph == graph || w->root == graph)) {
-			w->graph = w->root = NULL;
-			w->node = NULL;
-			hx_gwait_unref_locked(w);
-		}
+		if (graph && w->node && (w->graph == graph || w->root == graph))
+			gwait_forget_locked(w);
 	}
 	pthread_mutex_unlock(&hx_gw_lock);
 }

@@ -76,6 +76,7 @@ hipError_t hx_graph_destroy(hipGraph_t graph);
 /* Copies made by the runtime and the end of a capture (graph.c), exec
  * update (graph_exec.c). */
 hipError_t hx_graph_clone(hipGraph_t *clone, hipGraph_t original);
+hipError_t hx_graph_destroy_node(hipGraphNode_t node);
 hipError_t hx_graph_add_child_node(hipGraphNode_t *node, hipGraph_t graph,
 				   const hipGraphNode_t *deps, size_t ndeps, hipGraph_t child);
 hipError_t hx_stream_end_capture(hipStream_t stream, hipGraph_t *graph, bool spt);

@@ -65,6 +65,7 @@ void *hx_intercept_replacement(const void *fn)
 		{ (void *)hx_rt.GraphExecDestroy, "hipGraphExecDestroy" },
 		{ (void *)hx_rt.GraphDestroy, "hipGraphDestroy" },
 		{ (void *)hx_rt.GraphClone, "hipGraphClone" },
+		{ (void *)hx_rt.GraphDestroyNode, "hipGraphDestroyNode" },
 		{ (void *)hx_rt.GraphAddChildGraphNode, "hipGraphAddChildGraphNode" },
 		{ (void *)hx_rt.GraphExecUpdate, "hipGraphExecUpdate" },
 		{ (void *)hx_rt.StreamBeginCapture, "hipStreamBeginCapture" },

@@ -70,6 +70,7 @@ static const struct sym_entry runtime_syms[] = {
 	SYM(GraphExecDestroy, false),
 	SYM(GraphDestroy, false),
 	SYM(GraphClone, false),
+	SYM(GraphDestroyNode, false),
 	SYM(GraphAddChildGraphNode, false),
 	SYM(GraphChildGraphNodeGetGraph, false),
 	SYM(GraphExecUpdate, false),

@@ -64,6 +64,7 @@ struct hx_runtime {
 	/* optional: clones, child graphs, exec update, captured waits (graph.c,
 	 * graph_wait.c, graph_exec.c) */
 	hx_graph_clone_fn *GraphClone;
+	hx_graph_destroy_node_fn *GraphDestroyNode;
 	hx_graph_add_child_fn *GraphAddChildGraphNode;
 	hx_graph_child_get_fn *GraphChildGraphNodeGetGraph;
 	hx_graph_exec_update_fn *GraphExecUpdate;

@@ -148,6 +148,7 @@ enum {
 
 /* Graph life cycle and capture introspection (all in hip_4.5). */
 typedef hipError_t hx_graph_clone_fn(hipGraph_t *clone, hipGraph_t original);
+typedef hipError_t hx_graph_destroy_node_fn(hipGraphNode_t node);
 typedef hipError_t hx_graph_add_child_fn(hipGraphNode_t *node, hipGraph_t graph,
 					 const hipGraphNode_t *deps, size_t ndeps, hipGraph_t child);
 typedef hipError_t hx_graph_child_get_fn(hipGraphNode_t node, hipGraph_t *child);
@@ -221,6 +222,7 @@ hipError_t hipStreamUpdateCaptureDependencies(hipStream_t stream, hipGraphNode_t
 					      size_t numDependencies, unsigned int flags);
 hipError_t hipThreadExchangeStreamCaptureMode(int *mode);
 hipError_t hipGraphClone(hipGraph_t *pGraphClone, hipGraph_t originalGraph);
+hipError_t hipGraphDestroyNode(hipGraphNode_t node);
 hipError_t hipGraphNodeFindInClone(hipGraphNode_t *pNode, hipGraphNode_t originalNode,
 				   hipGraph_t clonedGraph);
 hipError_t hipGraphAddChildGraphNode(hipGraphNode_t *pGraphNode, hipGraph_t graph,

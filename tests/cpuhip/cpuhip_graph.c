@@ -639,6 +639,24 @@ CPUHIP_EXPORT hipError_t hipGraphGetNodes(hipGraph_t graph, hipGraphNode_t *node
 	return cpuhip_set_last_error(e);
 }
 
+/* clr hipGraphDestroyNode (rocm-6.2.2 hip_graph.cpp): a node clr does not
+ * know -> hipErrorInvalidValue; else its edges in both directions go and
+ * the graph drops and frees it (a child-graph node with its embedded
+ * graph). */
+CPUHIP_EXPORT hipError_t hipGraphDestroyNode(hipGraphNode_t node)
+{
+	hipError_t e = hipSuccess;
+
+	pthread_mutex_lock(&glock);
+	struct hipGraphNode *n = node ? node_ok_locked(node) : NULL;
+	if (n)
+		node_unlink_free_locked(n);
+	else
+		e = hipErrorInvalidValue;
+	pthread_mutex_unlock(&glock);
+	return cpuhip_set_last_error(e);
+}
+
 /* clr hipGraphClone: NULL arguments or a graph clr does not know ->
  * hipErrorInvalidValue; the clone remembers it is one (pOriginalGraph_). */
 CPUHIP_EXPORT hipError_t hipGraphClone(hipGraph_t *pGraphClone, hipGraph_t originalGraph)

@@ -95,6 +95,7 @@ static const struct {
 	PROC(hipGraphInstantiateWithFlags),
 	PROC(hipGraphNodeGetDependencies),
 	PROC(hipGraphClone),
+	PROC(hipGraphDestroyNode),
 	PROC(hipGraphNodeFindInClone),
 	PROC(hipGraphAddChildGraphNode),
 	PROC(hipGraphChildGraphNodeGetGraph),

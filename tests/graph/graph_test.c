@@ -487,6 +487,66 @@ static void case_exec_update(void)
 	sem_free(&b2);
 }
 
+/* hipGraphDestroyNode: the node (and the nodes embedded in a child-graph
+ * node) no longer answers as a semaphore node; an exec made before keeps
+ * working; the graph instantiated afterwards no longer waits. */
+static void case_destroy_node(void)
+{
+	struct sem a = sem_new(false), b = sem_new(false);
+	struct hx_ext_sem_node_params got;
+	hipGraphNode_t child, inner[4];
+	size_t ninner = 4;
+	hipGraph_t g, k, emb;
+	hipGraphExec_t x, x2;
+	struct chain c;
+	hipStream_t st;
+
+	HIPCHECK(hipStreamCreate(&st));
+	HIPCHECK(hipGraphCreate(&g, 0));
+	c = build_chain(g, &a, &b);
+	HIPCHECK(hipGraphCreate(&k, 0));
+	build_chain(k, &a, &b);
+	HIPCHECK(hipGraphAddChildGraphNode(&child, g, NULL, 0, k));
+	HIPCHECK(hipGraphDestroy(k));
+	HIPCHECK(hipGraphChildGraphNodeGetGraph(child, &emb));
+	HIPCHECK(hipGraphGetNodes(emb, inner, &ninner));
+	HIPCHECK(hipGraphInstantiate(&x, g, NULL, NULL, 0));
+	HIPCHECK(hipGraphDestroyNode(child));
+	HIPCHECK(hipGraphDestroyNode(c.wait));
+	CHECK(hipGraphExternalSemaphoresWaitNodeGetParams(c.wait, &got) != hipSuccess,
+	      "a destroyed wait node still answers");
+	for (size_t i = 0; i < ninner; i++) {
+		CHECK(hipGraphExternalSemaphoresWaitNodeGetParams(inner[i], &got) != hipSuccess &&
+		      hipGraphExternalSemaphoresSignalNodeGetParams(inner[i], &got) != hipSuccess,
+		      "a node of a destroyed child-graph node still answers");
+	}
+	/* The exec made before: both of its waits still hold. */
+	{
+		uint64_t before = count();
+		HIPCHECK(drmSyncobjReset(drm, &b.h, 1) ? hipErrorUnknown : hipSuccess);
+		HIPCHECK(hipGraphLaunch(x, st));
+		sleep_ms(40);
+		CHECK(count() == before, "the exec made before the destroy did not wait");
+		so_signal(drm, a.h, 0);
+		sleep_ms(40);
+		so_signal(drm, a.h, 0);
+		CHECK(count_reaches(before + 2, 5000), "the exec made before did not run its work");
+		HIPCHECK(hipStreamSynchronize(st));
+	}
+	/* Instantiated now: work -> signal, no wait left. */
+	HIPCHECK(hipGraphInstantiate(&x2, g, NULL, NULL, 0));
+	HIPCHECK(drmSyncobjReset(drm, &b.h, 1) ? hipErrorUnknown : hipSuccess);
+	HIPCHECK(hipGraphLaunch(x2, st));
+	CHECK(so_wait(drm, b.h, 0, 5000) == 0, "the graph still waits for a destroyed node");
+	HIPCHECK(hipStreamSynchronize(st));
+	HIPCHECK(hipGraphExecDestroy(x));
+	HIPCHECK(hipGraphExecDestroy(x2));
+	HIPCHECK(hipGraphDestroy(g));
+	HIPCHECK(hipStreamDestroy(st));
+	sem_free(&a);
+	sem_free(&b);
+}
+
 /* ---- instantiation variants, streams, threads -------------------------- */
 
 struct hx_instantiate_params {
@@ -724,6 +784,8 @@ int main(int argc, char **argv)
 		case_clone();
 	else if (!strcmp(c, "child"))
 		case_child();
+	else if (!strcmp(c, "destroy-node"))
+		case_destroy_node();
 	else if (!strcmp(c, "exec-update"))
 		case_exec_update();
 	else if (!strcmp(c, "instantiate"))
