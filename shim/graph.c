@@ -186,8 +186,9 @@ hipError_t hx_graph_add_child_node(hipGraphNode_t *node, hipGraph_t graph,
 	return err;
 }
 
-/* A capture that fails to end (invalidated, unjoined) leaves its graph to
- * nobody: the semaphore nodes recorded into it are forgotten.  One that
+/* A capture that ends invalidated leaves its graph to nobody (clr hands
+ * out no graph and keeps none): the semaphore nodes recorded into it are
+ * forgotten.  One that
  * ends gets its captured signals adopted as signal nodes. */
 hipError_t hx_stream_end_capture(hipStream_t stream, hipGraph_t *graph, bool spt)
 {
@@ -216,7 +217,9 @@ hipError_t hx_stream_end_capture(hipStream_t stream, hipGraph_t *graph, bool spt
 	 * leaves the capture lists before that check). */
 	if (!err || err == hipErrorStreamCaptureInvalidated)
 		capture_ended();
-	if (err && captured) {
+	/* Only a capture that is over: a refused call (no pGraph, another
+	 * thread, a joined stream) leaves it going, its nodes still needed. */
+	if (err == hipErrorStreamCaptureInvalidated && captured) {
 		hx_graph_signal_forget_graph(captured);
 		hx_graph_wait_forget_graph(captured);
 	} else if (!err && graph) {

@@ -237,7 +237,8 @@ static void case_render_loop(bool timeline, unsigned frames)
 }
 
 /* A capture begun through a pointer from hipGetProcAddress is seen by the
- * shim like any other: the captured wait and signal are nodes, replayed. */
+ * shim like any other: the captured wait and signal are nodes, replayed.
+ * An end the runtime refuses does not end it. */
 static void case_capture_procaddr(void)
 {
 	struct sem a = sem_new(false), b = sem_new(false);
@@ -253,6 +254,8 @@ static void case_capture_procaddr(void)
 	HIPCHECK(wait1(a.s, 0, st));
 	HIPCHECK(hipLaunchHostFunc(st, work, NULL));
 	HIPCHECK(signal1(b.s, 0, st));
+	/* A refused end leaves the capture going, its wait node still driven. */
+	EXPECT_ERR(hipStreamEndCapture(st, NULL), hipErrorInvalidValue);
 	HIPCHECK(hipStreamEndCapture(st, &g));
 	HIPCHECK(hipGraphInstantiate(&x, g, NULL, NULL, 0));
 	for (int i = 0; i < 3; i++)
