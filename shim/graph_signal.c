@@ -158,15 +158,22 @@ hipError_t hx_graph_add_signal_node(hipGraphNode_t *node, hipGraph_t graph,
 		return err;
 	hp.fn = gsig_run;
 	hp.userData = s;
+	*node = NULL;
 	err = hx_rt.GraphAddHostNode(node, graph, deps, ndeps, &hp);
-	if (err) {
-		hx_err("%s: hipGraphAddHostNode failed (error %d)", what, (int)err);
+	if (err)
+		hx_err("%s: hipGraphAddHostNode failed (error %d)%s", what, (int)err,
+		       *node ? "; the runtime kept the node in the graph: it stays a signal node"
+			     : "");
+	if (err && !*node)
 		return err;
-	}
+	/* A node the runtime kept despite its error (clr checks dependencies
+	 * after adding the node) is a signal node like any other. */
 	pthread_mutex_lock(&gsig_lock);
 	s->node = *node;
 	s->graph = s->root = graph;
 	pthread_mutex_unlock(&gsig_lock);
+	if (err)
+		return err;
 	hx_dbg("%s: %u semaphore(s) as host node %p", what, p->numExtSems, (void *)*node);
 	return hipSuccess;
 }

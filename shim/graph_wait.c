@@ -198,13 +198,23 @@ static hipError_t add_wait_node(hipGraphNode_t *node, hipGraph_t graph,
 	hx_gw_vals_free(&v);
 	if (!w)
 		return err;
+	*node = NULL;
 	err = hx_rt.GraphAddEventWaitNode(node, graph, deps, ndeps, w->event);
-	if (err) {
+	if (err && !*node) {
 		hx_err("%s: hipGraphAddEventWaitNode failed (error %d)", what, (int)err);
 		gwait_discard(w);
 		return err;
 	}
+	/* clr adds the node to the graph before it checks the dependencies,
+	 * and hands it out even when it refuses one: such a node stays in the
+	 * graph with the event, so it stays a wait node (its event must not
+	 * be destroyed under it). */
 	gwait_list(w, graph, graph, *node);
+	if (err) {
+		hx_err("%s: hipGraphAddEventWaitNode failed (error %d); the runtime kept node %p "
+		       "in the graph, which stays a wait node", what, (int)err, (void *)*node);
+		return err;
+	}
 	hx_dbg("%s: %u semaphore(s) as event-wait node %p (event %p)", what, p->numExtSems,
 	       (void *)*node, (void *)w->event);
 	return hipSuccess;

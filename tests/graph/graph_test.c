@@ -758,6 +758,39 @@ static void case_params(void)
 			   hipErrorInvalidValue);
 	}
 	HIPCHECK(hipGraphDestroy(g));
+	/* A wait node the runtime kept in the graph although it refused a
+	 * dependency (clr adds first, checks after): still a wait node. */
+	{
+		struct hx_host_node_params hp = { work, NULL };
+		hipGraphNode_t kept = NULL, after;
+		uint64_t zero = 0, before;
+		const struct sem *one = &a;
+		hipGraphExec_t x;
+		hipStream_t st;
+		hipGraph_t h;
+		struct esp p;
+
+		esp_set(&p, &one, &zero, 1);
+		HIPCHECK(hipStreamCreate(&st));
+		HIPCHECK(hipGraphCreate(&h, 0));
+		want = hipGraphAddEmptyNode(&n, h, &foreign, 1);
+		EXPECT_ERR(hipGraphAddExternalSemaphoresWaitNode(&kept, h, &foreign, 1, &p.wait),
+			   want);
+		if (kept) {
+			HIPCHECK(hipGraphAddHostNode(&after, h, &kept, 1, &hp));
+			HIPCHECK(hipGraphInstantiate(&x, h, NULL, NULL, 0));
+			before = count();
+			HIPCHECK(hipGraphLaunch(x, st));
+			sleep_ms(40);
+			CHECK(count() == before, "a kept wait node did not wait");
+			so_signal(drm, a.h, 0);
+			CHECK(count_reaches(before + 1, 5000), "a kept wait node was not released");
+			HIPCHECK(hipStreamSynchronize(st));
+			HIPCHECK(hipGraphExecDestroy(x));
+		}
+		HIPCHECK(hipGraphDestroy(h));
+		HIPCHECK(hipStreamDestroy(st));
+	}
 	HIPCHECK(hipGraphDestroy(g2));
 	/* Both node kinds of a destroyed graph: refused, never read. */
 	CHECK(hipGraphExternalSemaphoresWaitNodeGetParams(wn, &got) != hipSuccess,
