@@ -186,44 +186,29 @@ hipError_t hx_graph_add_child_node(hipGraphNode_t *node, hipGraph_t graph,
 	return err;
 }
 
-/* A capture that ends invalidated leaves its graph to nobody (clr hands
- * out no graph and keeps none): the semaphore nodes recorded into it are
- * forgotten.  One that
- * ends gets its captured signals adopted as signal nodes. */
+/* A capture that ends gets its captured signals adopted as signal nodes.
+ * One that ends invalidated keeps its records: clr hands out no graph but
+ * does not free it either (and with hipStreamBeginCaptureToGraph the graph
+ * is the application's, with nodes added before the capture). */
 hipError_t hx_stream_end_capture(hipStream_t stream, hipGraph_t *graph, bool spt)
 {
 	hx_stream_end_capture_fn *real = spt ? hx_rt.StreamEndCapture_spt : hx_rt.StreamEndCapture;
-	hipGraph_t captured = NULL;
-	const hipGraphNode_t *deps = NULL;
-	unsigned long long id = 0;
-	size_t ndeps = 0;
 	hipError_t err;
-	int status = 0;
 
 	if (!hx_runtime_init())
 		return hipErrorNotInitialized;
 	if (!real) {
-		hx_err("%s: the HIP runtime has no %s",
-		       spt ? "hipStreamEndCapture_spt" : "hipStreamEndCapture",
+		hx_err("%s: the HIP runtime has no such call",
 		       spt ? "hipStreamEndCapture_spt" : "hipStreamEndCapture");
 		return hipErrorNotSupported;
 	}
-	if (stream && hx_rt.StreamGetCaptureInfo_v2 &&
-	    (hx_graph_wait_any() || hx_graph_signal_any()) &&
-	    hx_rt.StreamGetCaptureInfo_v2(stream, &status, &id, &captured, &deps, &ndeps) != hipSuccess)
-		captured = NULL;
 	err = real(stream, graph);
 	/* Over, in clr, on success and when it was invalidated (the stream
-	 * leaves the capture lists before that check). */
+	 * leaves the capture lists before that check); a refused call (no
+	 * pGraph, another thread, a joined stream) leaves it going. */
 	if (!err || err == hipErrorStreamCaptureInvalidated)
 		capture_ended();
-	/* Only a capture that is over: a refused call (no pGraph, another
-	 * thread, a joined stream) leaves it going, its nodes still needed. */
-	if (err == hipErrorStreamCaptureInvalidated && captured) {
-		hx_graph_signal_forget_graph(captured);
-		hx_graph_wait_forget_graph(captured);
-	} else if (!err && graph) {
+	if (!err && graph)
 		hx_graph_adopt(*graph);
-	}
 	return err;
 }
