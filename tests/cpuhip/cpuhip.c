@@ -443,6 +443,29 @@ static void ensure_init(void)
 	pthread_once(&g_once, global_init);
 }
 
+/* fork(): the runtime's locks are held across it, so that a child never
+ * inherits one held by a worker or the callback thread between two
+ * commands (its next call would hang).  Registered when the library loads,
+ * before any library loaded in front of it registers its own handlers
+ * lazily: theirs run first at fork, which keeps their locks before these,
+ * the order in which their calls into this runtime take them. */
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&g.lock);
+	cpuhip_graph_fork_lock();
+}
+
+static void fork_release(void)
+{
+	cpuhip_graph_fork_unlock();
+	pthread_mutex_unlock(&g.lock);
+}
+
+__attribute__((constructor)) static void fork_handlers(void)
+{
+	pthread_atfork(fork_prepare, fork_release, fork_release);
+}
+
 /* ------------------------------------------------------------------ */
 /* Allocations                                                         */
 

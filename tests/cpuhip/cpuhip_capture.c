@@ -700,6 +700,14 @@ hipError_t cpuhip_capture_check_supported(void)
 	return hipSuccess;
 }
 
+void cpuhip_graph_fork_lock(void)
+{
+}
+
+void cpuhip_graph_fork_unlock(void)
+{
+}
+
 hipError_t cpuhip_capture_host_fn(hipStream_t h, hipHostFn_t fn, void *data)
 {
 	(void)h, (void)fn, (void)data;

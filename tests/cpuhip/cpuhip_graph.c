@@ -32,6 +32,16 @@ struct ihipGraph *graphs;
 struct hipGraphExec *execs;
 static unsigned int next_node_id;
 
+void cpuhip_graph_fork_lock(void)
+{
+	pthread_mutex_lock(&glock);
+}
+
+void cpuhip_graph_fork_unlock(void)
+{
+	pthread_mutex_unlock(&glock);
+}
+
 struct ihipGraph *graph_ok_locked(hipGraph_t g)
 {
 	for (struct ihipGraph *p = graphs; p; p = p->next_live)

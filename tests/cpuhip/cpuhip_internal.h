@@ -45,6 +45,9 @@ void cpuhip_capture_forget(hipStream_t h);
 int cpuhip_capture_status(hipStream_t h);
 bool cpuhip_capture_ongoing(hipStream_t h);
 hipError_t cpuhip_capture_check_supported(void);
+/* The graph and capture lock around fork() (taken after the stream lock). */
+void cpuhip_graph_fork_lock(void);
+void cpuhip_graph_fork_unlock(void);
 bool cpuhip_capture_event_record_locked(hipEvent_t ev, hipStream_t s);
 hipError_t cpuhip_capture_wait_event_locked(hipStream_t ws, hipEvent_t ev, unsigned int flags,
 					    bool (*stream_ok)(hipStream_t), bool *handled);
