@@ -57,6 +57,19 @@ static inline bool hx_graph_any_shim_handle(const struct hx_ext_sem_node_params 
  * which is only slower. */
 extern atomic_int hx_captures_live;
 
+/* New params for a node the shim did not build: a hipextsem semaphore
+ * cannot go into the runtime's own node (refused, logged: true); anything
+ * else is the runtime's business (false: the caller forwards). */
+static inline bool hx_graph_refuse_foreign(hipGraphNode_t node,
+					   const struct hx_ext_sem_node_params *p, const char *what)
+{
+	if (!hx_graph_usable() || !hx_graph_any_shim_handle(p))
+		return false;
+	hx_err("%s: node %p was created by the runtime (with no hipextsem semaphore); it "
+	       "cannot take hipextsem semaphores", what, (void *)node);
+	return true;
+}
+
 static inline bool hx_graph_capturing(hipStream_t stream)
 {
 	if (!atomic_load_explicit(&hx_captures_live, memory_order_acquire))

@@ -373,11 +373,8 @@ hipError_t hx_graph_exec_wait_set(hipGraphExec_t exec, hipGraphNode_t node,
 	if (!hx_runtime_init())
 		return hipErrorNotInitialized;
 	if (!hx_graph_wait_known(node)) {
-		if (hx_graph_usable() && hx_graph_any_shim_handle(p)) {
-			hx_err("%s: node %p was created by the runtime; it cannot take hipextsem "
-			       "semaphores", what, (void *)node);
+		if (hx_graph_refuse_foreign(node, p, what))
 			return hipErrorInvalidValue;
-		}
 		FORWARD_OR_FAIL(GraphExecExternalSemaphoresWaitNodeSetParams,
 				"hipGraphExecExternalSemaphoresWaitNodeSetParams", exec, node, p);
 	}

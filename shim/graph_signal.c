@@ -207,11 +207,8 @@ hipError_t hx_graph_signal_set(hipGraphNode_t node, const struct hx_ext_sem_node
 		return hipErrorNotInitialized;
 	old = gsig_find(node);
 	if (!old) {
-		if (hx_graph_usable() && hx_graph_any_shim_handle(p)) {
-			hx_err("%s: node %p was created by the runtime (with no hipextsem "
-			       "semaphore); it cannot take hipextsem semaphores", what, (void *)node);
+		if (hx_graph_refuse_foreign(node, p, what))
 			return hipErrorInvalidValue;
-		}
 		FORWARD_OR_FAIL(GraphExternalSemaphoresSignalNodeSetParams,
 				"hipGraphExternalSemaphoresSignalNodeSetParams", node, p);
 	}
@@ -247,11 +244,8 @@ hipError_t hx_graph_exec_signal_set(hipGraphExec_t exec, hipGraphNode_t node,
 	if (!hx_runtime_init())
 		return hipErrorNotInitialized;
 	if (!gsig_find(node)) {
-		if (hx_graph_usable() && hx_graph_any_shim_handle(p)) {
-			hx_err("%s: node %p was created by the runtime; it cannot take hipextsem "
-			       "semaphores", what, (void *)node);
+		if (hx_graph_refuse_foreign(node, p, what))
 			return hipErrorInvalidValue;
-		}
 		FORWARD_OR_FAIL(GraphExecExternalSemaphoresSignalNodeSetParams,
 				"hipGraphExecExternalSemaphoresSignalNodeSetParams", exec, node, p);
 	}

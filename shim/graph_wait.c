@@ -346,11 +346,8 @@ hipError_t hx_graph_wait_set(hipGraphNode_t node, const struct hx_ext_sem_node_p
 	if (!hx_runtime_init())
 		return hipErrorNotInitialized;
 	if (!gwait_known(node)) {
-		if (hx_graph_usable() && hx_graph_any_shim_handle(p)) {
-			hx_err("%s: node %p was created by the runtime (with no hipextsem "
-			       "semaphore); it cannot take hipextsem semaphores", what, (void *)node);
+		if (hx_graph_refuse_foreign(node, p, what))
 			return hipErrorInvalidValue;
-		}
 		FORWARD_OR_FAIL(GraphExternalSemaphoresWaitNodeSetParams,
 				"hipGraphExternalSemaphoresWaitNodeSetParams", node, p);
 	}
