@@ -140,17 +140,20 @@ bool hx_gw_runtime_ok(const char *what)
 	return !missing;
 }
 
-/* A record with its own event and a copy of the params; not yet listed. */
-static struct gwait *gwait_new(const struct gw_vals *v, const char *what, hipError_t *err)
+/* A record with its own event, taking over *v (freed on failure too);
+ * not yet listed. */
+static struct gwait *gwait_new(struct gw_vals *v, const char *what, hipError_t *err)
 {
 	struct gwait *w = calloc(1, sizeof(*w));
 
-	if (!w || hx_gw_vals_copy(&w->v, v->handles, v->raw_params, v->n)) {
-		free(w);
+	if (!w) {
+		hx_gw_vals_free(v);
 		hx_err("%s: out of memory", what);
 		*err = hipErrorOutOfMemory;
 		return NULL;
 	}
+	w->v = *v;
+	memset(v, 0, sizeof(*v));
 	*err = hx_rt.EventCreateWithFlags(&w->event, hipEventDisableTiming);
 	if (*err) {
 		hx_err("%s: hipEventCreateWithFlags failed (error %d)", what, (int)*err);
@@ -181,21 +184,18 @@ static void gwait_list(struct gwait *w, hipGraph_t graph, hipGraph_t root, hipGr
 	pthread_mutex_unlock(&hx_gw_lock);
 }
 
-/* The event-wait node standing for a wait node, added with the caller's
- * dependencies: the runtime checks them and gives its own answers. */
+/* The event-wait node standing for a wait node on *v (checked params,
+ * taken over), added with the caller's dependencies: the runtime checks
+ * them and gives its own answers. */
 static hipError_t add_wait_node(hipGraphNode_t *node, hipGraph_t graph,
-				const hipGraphNode_t *deps, size_t ndeps,
-				const struct hx_ext_sem_node_params *p, const char *what)
+				const hipGraphNode_t *deps, size_t ndeps, struct gw_vals *v,
+				const char *what)
 {
-	struct gw_vals v = { 0 };
+	unsigned n = v->n;
 	struct gwait *w;
 	hipError_t err;
 
-	err = hx_gw_vals_from_params(&v, p, what);
-	if (err)
-		return err;
-	w = gwait_new(&v, what, &err);
-	hx_gw_vals_free(&v);
+	w = gwait_new(v, what, &err);
 	if (!w)
 		return err;
 	*node = NULL;
@@ -215,8 +215,8 @@ static hipError_t add_wait_node(hipGraphNode_t *node, hipGraph_t graph,
 		       "in the graph, which stays a wait node", what, (int)err, (void *)*node);
 		return err;
 	}
-	hx_dbg("%s: %u semaphore(s) as event-wait node %p (event %p)", what, p->numExtSems,
-	       (void *)*node, (void *)w->event);
+	hx_dbg("%s: %u semaphore(s) as event-wait node %p (event %p)", what, n, (void *)*node,
+	       (void *)w->event);
 	return hipSuccess;
 }
 
@@ -225,6 +225,8 @@ hipError_t hx_graph_add_wait_node(hipGraphNode_t *node, hipGraph_t graph,
 				  const struct hx_ext_sem_node_params *p)
 {
 	static const char what[] = "hipGraphAddExternalSemaphoresWaitNode";
+	struct gw_vals v = { 0 };
+	hipError_t err;
 
 	if (!hx_runtime_init())
 		return hipErrorNotInitialized;
@@ -237,7 +239,8 @@ hipError_t hx_graph_add_wait_node(hipGraphNode_t *node, hipGraph_t graph,
 	}
 	if (!hx_gw_runtime_ok(what))
 		return hipErrorNotSupported;
-	return add_wait_node(node, graph, deps, ndeps, p, what);
+	err = hx_gw_vals_from_params(&v, p, what);
+	return err ? err : add_wait_node(node, graph, deps, ndeps, &v, what);
 }
 
 /* ---- stream capture ---------------------------------------------------- */
@@ -247,6 +250,7 @@ static hipError_t capture_wait(const hipExternalSemaphore_t *hs, const void *par
 {
 	static const char what[] = "hipWaitExternalSemaphoresAsync (captured)";
 	struct hx_ext_sem_node_params p = { (hipExternalSemaphore_t *)hs, params, n };
+	struct gw_vals v = { 0 };
 	const hipGraphNode_t *deps = NULL;
 	hipGraphNode_t *depcopy = NULL, node = NULL;
 	unsigned long long id = 0;
@@ -255,39 +259,44 @@ static hipError_t capture_wait(const hipExternalSemaphore_t *hs, const void *par
 	int status = 0;
 	hipError_t err;
 
-	err = hx_op_wait_validate(hs, params, n, what);
+	err = hx_gw_vals_from_params(&v, &p, what);
 	if (err)
 		return err;
 	if (!hx_rt.StreamGetCaptureInfo_v2 || !hx_rt.StreamUpdateCaptureDependencies ||
 	    !hx_gw_runtime_ok(what)) {
 		hx_err("%s: the HIP runtime has no hipStreamGetCaptureInfo_v2 / "
 		       "hipStreamUpdateCaptureDependencies to record the wait into the graph", what);
-		return hipErrorStreamCaptureUnsupported;
+		err = hipErrorStreamCaptureUnsupported;
+		goto out;
 	}
 	err = hx_rt.StreamGetCaptureInfo_v2(stream, &status, &id, &graph, &deps, &ndeps);
 	if (err) {
 		hx_err("%s: hipStreamGetCaptureInfo_v2 on stream %p failed (error %d)", what,
 		       (void *)stream, (int)err);
-		return err;
+		goto out;
 	}
 	if (status == HX_CAPTURE_STATUS_INVALIDATED) {
 		hx_err("%s: the capture of stream %p was invalidated", what, (void *)stream);
-		return hipErrorStreamCaptureInvalidated;
+		err = hipErrorStreamCaptureInvalidated;
+		goto out;
 	}
 	if (status != HX_CAPTURE_STATUS_ACTIVE || !graph) {
 		hx_err("%s: stream %p is no longer capturing", what, (void *)stream);
-		return hipErrorStreamCaptureUnsupported;
+		err = hipErrorStreamCaptureUnsupported;
+		goto out;
 	}
 	/* The runtime's array lives until the stream's next capture call. */
 	if (ndeps) {
 		depcopy = malloc(ndeps * sizeof(*depcopy));
 		if (!depcopy) {
 			hx_err("%s: out of memory", what);
-			return hipErrorOutOfMemory;
+			err = hipErrorOutOfMemory;
+			goto out;
 		}
 		memcpy(depcopy, deps, ndeps * sizeof(*depcopy));
 	}
-	err = add_wait_node(&node, graph, depcopy, ndeps, &p, what);
+	/* Takes over v. */
+	err = add_wait_node(&node, graph, depcopy, ndeps, &v, what);
 	free(depcopy);
 	if (err)
 		return err;
@@ -303,6 +312,9 @@ static hipError_t capture_wait(const hipExternalSemaphore_t *hs, const void *par
 	hx_dbg("%s: %u semaphore(s) recorded into capture %llu of stream %p as node %p", what,
 	       n, id, (void *)stream, (void *)node);
 	return hipSuccess;
+out:
+	hx_gw_vals_free(&v);
+	return err;
 }
 
 hipError_t hx_intercept_wait(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
@@ -393,7 +405,6 @@ void hx_graph_wait_adopt(hipGraph_t graph, hipGraphNode_t node, hipGraph_t root)
 	if (!src)
 		return;
 	w = gwait_new(&v, what, &err);
-	hx_gw_vals_free(&v);
 	if (!w) {
 		hx_err("wait node %p of graph %p (a copy) keeps the original's event", (void *)node,
 		       (void *)graph);
