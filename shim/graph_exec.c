@@ -228,15 +228,6 @@ hipError_t hx_graph_instantiate_with_params(hipGraphExec_t *exec, hipGraph_t gra
 
 /* ---- launch ------------------------------------------------------------- */
 
-static bool pooled_idle(hipStream_t s)
-{
-	int mode = hx_runtime_capture_relaxed();
-	bool idle = hx_rt.StreamQuery(s) == hipSuccess;
-
-	hx_runtime_capture_restore(mode);
-	return idle;
-}
-
 static hipError_t gw_side_stream_locked(struct gexec_entry *e, int dev, const char *what)
 {
 	hipError_t err;
@@ -247,7 +238,7 @@ static hipError_t gw_side_stream_locked(struct gexec_entry *e, int dev, const ch
 	 * (asked in Relaxed mode, runtime.h). */
 	for (struct gw_pooled **pp = &gw_pool; *pp; pp = &(*pp)->next) {
 		struct gw_pooled *p = *pp;
-		if (p->dev == dev && (!hx_rt.StreamQuery || pooled_idle(p->s))) {
+		if (p->dev == dev && hx_runtime_stream_query(p->s) == hipSuccess) {
 			*pp = p->next;
 			e->side = p->s;
 			e->side_dev = dev;

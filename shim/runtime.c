@@ -296,6 +296,19 @@ void hx_runtime_capture_restore(int mode)
 		hx_rt.ThreadExchangeStreamCaptureMode(&mode);
 }
 
+hipError_t hx_runtime_stream_query(hipStream_t stream)
+{
+	hipError_t err;
+	int mode;
+
+	if (!hx_rt.StreamQuery)
+		return hipSuccess;
+	mode = hx_runtime_capture_relaxed();
+	err = hx_rt.StreamQuery(stream);
+	hx_runtime_capture_restore(mode);
+	return err;
+}
+
 const char *hx_abi_name(enum hx_abi abi)
 {
 	switch (abi) {

@@ -126,6 +126,9 @@ int hx_runtime_capture_status(hipStream_t stream);
  * or -1 (nothing to restore). */
 int hx_runtime_capture_relaxed(void);
 void hx_runtime_capture_restore(int mode);
+/* hipStreamQuery in Relaxed mode (see above); hipSuccess when the runtime
+ * has none. */
+hipError_t hx_runtime_stream_query(hipStream_t stream);
 
 /* Layout of the semaphore structures for the loaded runtime. */
 size_t hx_abi_desc_size(enum hx_abi abi);

@@ -272,18 +272,12 @@ static enum wait_path fall_back_locked(enum wait_path failed, hipError_t err)
 
 /* Is `stream` a stream the runtime knows?  Answered by hipStreamQuery,
  * which clr fails with hipErrorContextIsDestroyed (709) or
- * hipErrorInvalidHandle for a handle that names no live stream.  Asked in
- * Relaxed mode: clr's query invalidates other captures otherwise. */
+ * hipErrorInvalidHandle for a handle that names no live stream (asked in
+ * Relaxed mode: runtime.h). */
 static bool stream_is_valid(hipStream_t stream)
 {
-	hipError_t err;
-	int mode;
+	hipError_t err = hx_runtime_stream_query(stream);
 
-	if (!hx_rt.StreamQuery)
-		return true;
-	mode = hx_runtime_capture_relaxed();
-	err = hx_rt.StreamQuery(stream);
-	hx_runtime_capture_restore(mode);
 	return err == hipSuccess || err == hipErrorNotReady;
 }
 
