@@ -70,11 +70,13 @@ static inline bool hx_graph_refuse_foreign(hipGraphNode_t node,
 	return true;
 }
 
+/* Active or invalidated: work on the stream belongs to its capture (an
+ * invalidated one refuses it, as CUDA does), not to the stream. */
 static inline bool hx_graph_capturing(hipStream_t stream)
 {
 	if (!atomic_load_explicit(&hx_captures_live, memory_order_acquire))
 		return false;
-	return hx_runtime_capture_status(stream) == HX_CAPTURE_STATUS_ACTIVE;
+	return hx_runtime_capture_status(stream) != HX_CAPTURE_STATUS_NONE;
 }
 
 /* graph_walk.c */

@@ -454,7 +454,7 @@ static void case_exec_update(void)
 	hipGraphNode_t err_node = NULL;
 	hipGraphExec_t x;
 	hipStream_t st;
-	struct chain c3;
+	struct chain c1, c3;
 	struct esp p;
 	int result = -1;
 
@@ -462,13 +462,17 @@ static void case_exec_update(void)
 	HIPCHECK(hipGraphCreate(&g1, 0));
 	HIPCHECK(hipGraphCreate(&g2, 0));
 	HIPCHECK(hipGraphCreate(&g3, 0));
-	build_chain(g1, &a, &b);
+	c1 = build_chain(g1, &a, &b);
 	build_chain(g2, &a2, &b2);
 	c3 = build_chain(g3, &a, &b);
 	esp_set(&p, two, zeros, 2);
 	HIPCHECK(hipGraphExternalSemaphoresWaitNodeSetParams(c3.wait, &p.wait));
 	HIPCHECK(hipGraphInstantiate(&x, g1, NULL, NULL, 0));
-	run_chain(x, st, &a, &b, NULL, 30);
+	/* An exec's node keeps its number of semaphores (CUDA): refused, and
+	 * the exec still waits on its one semaphore. */
+	EXPECT_ERR(hipGraphExecExternalSemaphoresWaitNodeSetParams(x, c1.wait, &p.wait),
+		   hipErrorInvalidValue);
+	run_chain(x, st, &a, &b, &a2, 30);
 	HIPCHECK(hipGraphExecUpdate(x, g2, &err_node, &result));
 	CHECK(result == HX_GRAPH_EXEC_UPDATE_SUCCESS, "update result %d", result);
 	run_chain(x, st, &a2, &b2, &a, 30);
@@ -677,6 +681,9 @@ static void case_capture_modes(void)
 	/* The rule itself, as the runtime plays it: a memory call invalidates. */
 	HIPCHECK(hipStreamBeginCapture(cap, HX_CAPTURE_MODE_GLOBAL));
 	EXPECT_ERR(hipHostMalloc(&p, 64, 0), hipErrorStreamCaptureUnsupported);
+	/* Work on a stream whose capture is invalidated: refused as CUDA does. */
+	so_signal(drm, a.h, 0);
+	EXPECT_ERR(wait1(a.s, 0, cap), hipErrorStreamCaptureInvalidated);
 	EXPECT_ERR(hipStreamEndCapture(cap, &g), hipErrorStreamCaptureInvalidated);
 	HIPCHECK(hipGraphExecDestroy(x2));
 	HIPCHECK(hipGraphDestroy(wg));
