@@ -8,11 +8,21 @@
 #ifndef HIPEXTSEM_OPS_H
 #define HIPEXTSEM_OPS_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "hipextsem/hip_api.h"
+
+/* True once the runtime is resolved, the registry set up and the device
+ * known usable (the first signal or wait says so): the per-call paths then
+ * skip the set-up checks with this one load. */
+extern atomic_bool hx_reg_ready;
+static inline bool hx_op_ready(void)
+{
+	return atomic_load_explicit(&hx_reg_ready, memory_order_acquire);
+}
 
 hipError_t hx_op_import(hipExternalSemaphore_t *out, const void *desc);
 hipError_t hx_op_signal(const hipExternalSemaphore_t *sems, const void *params, unsigned n,

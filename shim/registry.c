@@ -29,6 +29,7 @@ struct hx_registry hx_reg = {
 };
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+atomic_bool hx_reg_ready;
 
 static void fork_prepare(void);
 static void fork_parent(void);
@@ -47,6 +48,66 @@ bool hx_reg_init(void)
 {
 	pthread_once(&init_once, init_once_fn);
 	return hx_rt.ok;
+}
+
+void hx_reg_mark_ready(void)
+{
+	atomic_store_explicit(&hx_reg_ready, true, memory_order_release);
+}
+
+/* ---- per-call records -------------------------------------------------- */
+
+/* Under AddressSanitizer every record comes from malloc, so that its
+ * lifetime stays checked. */
+#if defined(__SANITIZE_ADDRESS__)
+#define OP_POOL_RECORDS 0
+#else
+#define OP_POOL_RECORDS 32
+#endif
+#define ROUND64(x) (((x) + 63) & ~(size_t)63)
+#define SIGNAL_REC ROUND64(sizeof(struct signal_op) + HX_OP_POOL_ENTRIES * sizeof(struct signal_entry))
+#define WAIT_REC ROUND64(sizeof(struct hx_wait_op) + HX_OP_POOL_ENTRIES * sizeof(struct hx_sem_wait))
+
+static _Alignas(64) unsigned char signal_recs[OP_POOL_RECORDS ? OP_POOL_RECORDS : 1][SIGNAL_REC];
+static _Alignas(64) unsigned char wait_recs[OP_POOL_RECORDS ? OP_POOL_RECORDS : 1][WAIT_REC];
+
+static struct op_pool {
+	_Atomic uint64_t free; /* bit i: record i is free */
+	unsigned char *mem;
+	size_t rec;
+} op_pools[HX_OP_KINDS] = {
+	[HX_OP_SIGNAL] = { ((uint64_t)1 << OP_POOL_RECORDS) - 1, &signal_recs[0][0], SIGNAL_REC },
+	[HX_OP_WAIT] = { ((uint64_t)1 << OP_POOL_RECORDS) - 1, &wait_recs[0][0], WAIT_REC },
+};
+
+void *hx_reg_op_alloc(enum hx_op_kind kind, size_t size)
+{
+	struct op_pool *p = &op_pools[kind];
+
+	if (size <= p->rec) {
+		uint64_t m = atomic_load_explicit(&p->free, memory_order_relaxed);
+
+		while (m) {
+			unsigned i = (unsigned)__builtin_ctzll(m);
+
+			if (atomic_compare_exchange_weak_explicit(&p->free, &m, m & ~((uint64_t)1 << i),
+								  memory_order_acquire,
+								  memory_order_relaxed))
+				return p->mem + (size_t)i * p->rec;
+		}
+	}
+	return malloc(size);
+}
+
+void hx_reg_op_free(enum hx_op_kind kind, void *op)
+{
+	struct op_pool *p = &op_pools[kind];
+	size_t off = (size_t)((unsigned char *)op - p->mem);
+
+	if ((unsigned char *)op >= p->mem && off < OP_POOL_RECORDS * p->rec)
+		atomic_fetch_or_explicit(&p->free, (uint64_t)1 << (off / p->rec), memory_order_release);
+	else
+		free(op);
 }
 
 /* ---- registry ---------------------------------------------------------- */
@@ -69,57 +130,125 @@ hipExternalSemaphore_t hx_reg_handle(const struct hx_sem *sem)
 						   ((uint64_t)sem->index + 1));
 }
 
-struct hx_sem *hx_reg_lookup_locked(hipExternalSemaphore_t h)
+/* The position of index `idx`, or NULL if its chunk does not exist yet.
+ * Lock-free: chunks are published once and never move. */
+static struct reg_entry *entry_at(uint32_t idx)
 {
-	uint64_t v = (uint64_t)(uintptr_t)h;
-	uint32_t idx;
+	uint32_t q = idx / REG_CHUNK0 + 1;
+	unsigned c = 31u - (unsigned)__builtin_clz(q);
+	struct reg_entry *chunk;
 
-	if ((v & HANDLE_TAG_MASK) != HANDLE_TAG)
+	if (c >= REG_NCHUNKS)
 		return NULL;
-	idx = (uint32_t)(v & INDEX_MASK);
-	if (idx == 0 || idx > hx_reg.cap)
+	chunk = atomic_load_explicit(&hx_reg.chunks[c], memory_order_acquire);
+	if (!chunk)
 		return NULL;
-	idx--;
-	if (!hx_reg.tab[idx].sem || (hx_reg.tab[idx].gen & GEN_MASK) != ((v >> INDEX_BITS) & GEN_MASK))
-		return NULL;
-	return hx_reg.tab[idx].sem;
+	return &chunk[idx - REG_CHUNK0 * ((1u << c) - 1)];
 }
 
-/* The free indices form a ring of hx_reg.cap entries starting at hx_reg.free_head. */
+/* The position a handle names and the generation it carries; NULL if it
+ * cannot be one of ours. */
+static struct reg_entry *decode(hipExternalSemaphore_t h, uint32_t *gen)
+{
+	uint64_t v = (uint64_t)(uintptr_t)h;
+	uint32_t idx = (uint32_t)(v & INDEX_MASK);
+
+	if ((v & HANDLE_TAG_MASK) != HANDLE_TAG || idx == 0)
+		return NULL;
+	*gen = (uint32_t)((v >> INDEX_BITS) & GEN_MASK);
+	return entry_at(idx - 1);
+}
+
+struct hx_sem *hx_reg_lookup_locked(hipExternalSemaphore_t h)
+{
+	uint32_t gen;
+	struct reg_entry *e = decode(h, &gen);
+	struct hx_sem *sem;
+
+	if (!e)
+		return NULL;
+	sem = atomic_load_explicit(&e->sem, memory_order_relaxed);
+	if (!sem || atomic_load_explicit(&e->gen, memory_order_relaxed) != gen)
+		return NULL;
+	return sem;
+}
+
+/*
+ * The lookup of signal and wait, without the lock: a reference on the
+ * live semaphore `h` names, or NULL.  The record read from the table may
+ * be destroyed and even reused by another import meanwhile; records are
+ * never freed (see spare_in), so the reference is taken only while the
+ * count is not 0 (a destroyed record stays at 0 until import reuses it),
+ * and then the table is read again: if the position no longer holds this
+ * record under the handle's generation, the reference goes back.
+ */
+static struct hx_sem *acquire(hipExternalSemaphore_t h)
+{
+	uint32_t gen;
+	struct reg_entry *e = decode(h, &gen);
+	struct hx_sem *sem;
+	int r;
+
+	if (!e)
+		return NULL;
+	sem = atomic_load_explicit(&e->sem, memory_order_acquire);
+	if (!sem)
+		return NULL;
+	r = atomic_load_explicit(&sem->refs, memory_order_relaxed);
+	do {
+		if (r <= 0)
+			return NULL;
+	} while (!atomic_compare_exchange_weak_explicit(&sem->refs, &r, r + 1, memory_order_acquire,
+							memory_order_relaxed));
+	if (atomic_load_explicit(&e->sem, memory_order_acquire) != sem ||
+	    atomic_load_explicit(&e->gen, memory_order_relaxed) != gen) {
+		hx_sem_unref(sem);
+		return NULL;
+	}
+	return sem;
+}
+
+/* The free indices form a ring of hx_reg.cap entries starting at
+ * hx_reg.free_head.  Growing adds the next chunk. */
 static int grow_locked(void)
 {
-	uint32_t ncap = hx_reg.cap ? hx_reg.cap * 2 : 64;
-	struct reg_entry *t;
+	unsigned c = 0;
+	uint32_t size, ncap;
+	struct reg_entry *chunk;
 	uint32_t *f;
 
-	if (ncap > INDEX_MASK)
-		ncap = INDEX_MASK;
-	if (ncap <= hx_reg.cap)
+	while (c < REG_NCHUNKS && atomic_load_explicit(&hx_reg.chunks[c], memory_order_relaxed))
+		c++;
+	if (c == REG_NCHUNKS || hx_reg.cap >= INDEX_MASK)
 		return -ENOSPC;
-	t = realloc(hx_reg.tab, ncap * sizeof(*t));
-	if (!t)
-		return -ENOMEM;
-	hx_reg.tab = t;
+	size = REG_CHUNK0 << c;
+	ncap = hx_reg.cap + size;
+	if (ncap > INDEX_MASK) /* index INDEX_MASK would not fit a handle */
+		ncap = INDEX_MASK;
 	f = malloc(ncap * sizeof(*f));
 	if (!f)
 		return -ENOMEM;
+	chunk = calloc(size, sizeof(*chunk));
+	if (!chunk) {
+		free(f);
+		return -ENOMEM;
+	}
 	for (uint32_t i = 0; i < hx_reg.nfree; i++)
 		f[i] = hx_reg.free_idx[(hx_reg.free_head + i) % hx_reg.cap];
-	for (uint32_t i = hx_reg.cap; i < ncap; i++) {
-		hx_reg.tab[i].sem = NULL;
-		hx_reg.tab[i].gen = 0;
+	for (uint32_t i = hx_reg.cap; i < ncap; i++)
 		f[hx_reg.nfree++] = i;
-	}
 	free(hx_reg.free_idx);
 	hx_reg.free_idx = f;
 	hx_reg.free_head = 0;
 	hx_reg.cap = ncap;
+	atomic_store_explicit(&hx_reg.chunks[c], chunk, memory_order_release);
 	return 0;
 }
 
 static int register_locked(struct hx_sem *sem)
 {
-	uint32_t idx;
+	struct reg_entry *e;
+	uint32_t idx, gen;
 
 	if (hx_reg.nfree == 0) {
 		int ret = grow_locked();
@@ -129,25 +258,55 @@ static int register_locked(struct hx_sem *sem)
 	idx = hx_reg.free_idx[hx_reg.free_head];
 	hx_reg.free_head = (hx_reg.free_head + 1) % hx_reg.cap;
 	hx_reg.nfree--;
-	hx_reg.tab[idx].sem = sem;
-	hx_reg.tab[idx].gen = (hx_reg.tab[idx].gen + 1) & GEN_MASK;
+	e = entry_at(idx);
+	gen = (atomic_load_explicit(&e->gen, memory_order_relaxed) + 1) & GEN_MASK;
 	sem->index = idx;
-	sem->gen = hx_reg.tab[idx].gen;
+	sem->gen = gen;
+	atomic_store_explicit(&e->gen, gen, memory_order_relaxed);
+	/* Publishes the record's fields to lock-free lookups. */
+	atomic_store_explicit(&e->sem, sem, memory_order_release);
 	hx_reg.nlive++;
 	return 0;
 }
 
 static void unregister_locked(struct hx_sem *sem)
 {
-	hx_reg.tab[sem->index].sem = NULL;
+	atomic_store_explicit(&entry_at(sem->index)->sem, NULL, memory_order_release);
 	hx_reg.free_idx[(hx_reg.free_head + hx_reg.nfree) % hx_reg.cap] = sem->index;
 	hx_reg.nfree++;
 	hx_reg.nlive--;
 }
 
+/* A record whose count reached 0 goes back for reuse, from any thread. */
+static void sem_recycle(struct hx_sem *sem)
+{
+	struct hx_sem *old = atomic_load_explicit(&hx_reg.spare_in, memory_order_relaxed);
+
+	do
+		sem->spare_next = old;
+	while (!atomic_compare_exchange_weak_explicit(&hx_reg.spare_in, &old, sem,
+						      memory_order_release, memory_order_relaxed));
+}
+
+/* A record for import: a recycled one if any (its count is 0, so no
+ * lookup can take it), else a new one. */
+static struct hx_sem *sem_new_locked(void)
+{
+	struct hx_sem *sem;
+
+	if (!hx_reg.spare)
+		hx_reg.spare = atomic_exchange_explicit(&hx_reg.spare_in, NULL, memory_order_acquire);
+	sem = hx_reg.spare;
+	if (!sem)
+		return calloc(1, sizeof(*sem));
+	hx_reg.spare = sem->spare_next;
+	sem->spare_next = NULL;
+	return sem;
+}
+
 void hx_reg_release_waitable(struct hx_waitable *obj)
 {
-	free(container_of(obj, struct hx_sem, w));
+	sem_recycle(container_of(obj, struct hx_sem, w));
 }
 
 void hx_sem_ref(struct hx_sem *sem)
@@ -167,7 +326,7 @@ void hx_sem_unref(struct hx_sem *sem)
 				strerror(-ret));
 	}
 	if (hx_waiter_forget(&sem->w))
-		free(sem); /* else the waiter does, through hx_reg_release_waitable */
+		sem_recycle(sem); /* else the waiter does, through hx_reg_release_waitable */
 }
 
 bool hx_op_is_shim_handle(hipExternalSemaphore_t h)
@@ -183,16 +342,15 @@ bool hx_op_is_shim_handle(hipExternalSemaphore_t h)
 }
 
 /* Looks up every handle of a signal/wait array and takes a reference on
- * each.  On failure nothing is held. */
+ * each, without the registry lock.  On failure nothing is held. */
 static hipError_t lookup_array(const hipExternalSemaphore_t *hs, unsigned n,
 			       struct hx_sem **out, const char *what)
 {
 	hipError_t err = hipSuccess;
 	unsigned i;
 
-	pthread_mutex_lock(&hx_reg.lock);
 	for (i = 0; i < n; i++) {
-		out[i] = hs[i] ? hx_reg_lookup_locked(hs[i]) : NULL;
+		out[i] = hs[i] ? acquire(hs[i]) : NULL;
 		if (!out[i]) {
 			if (!hs[i]) {
 				hx_err("%s: extSemArray[%u] is NULL", what, i);
@@ -205,9 +363,7 @@ static hipError_t lookup_array(const hipExternalSemaphore_t *hs, unsigned n,
 			}
 			break;
 		}
-		hx_sem_ref(out[i]);
 	}
-	pthread_mutex_unlock(&hx_reg.lock);
 	if (err)
 		while (i-- > 0)
 			hx_sem_unref(out[i]);
@@ -351,19 +507,28 @@ hipError_t hx_op_import(hipExternalSemaphore_t *out, const void *desc)
 		       "(DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE: %s)", fd, strerror(-ret));
 		return ret == -ENOMEM ? hipErrorOutOfMemory : hipErrorInvalidValue;
 	}
-	sem = calloc(1, sizeof(*sem));
-	if (!sem || register_locked(sem)) {
+	sem = sem_new_locked();
+	if (!sem) {
 		hx_sync_destroy(&hx_reg.dev, handle);
 		pthread_mutex_unlock(&hx_reg.lock);
-		free(sem);
 		hx_err("hipImportExternalSemaphore: out of memory");
 		return hipErrorOutOfMemory;
 	}
-	atomic_init(&sem->refs, 1);
+	memset(&sem->w, 0, sizeof(sem->w));
 	sem->w.timeline = timeline;
 	sem->w.handle = handle;
 	sem->w.efd = -1;
 	sem->w.armed = UINT64_MAX;
+	/* Live from here; published by register_locked. */
+	atomic_store_explicit(&sem->refs, 1, memory_order_relaxed);
+	if (register_locked(sem)) {
+		atomic_store_explicit(&sem->refs, 0, memory_order_relaxed);
+		sem_recycle(sem);
+		hx_sync_destroy(&hx_reg.dev, handle);
+		pthread_mutex_unlock(&hx_reg.lock);
+		hx_err("hipImportExternalSemaphore: out of memory, or 2^24 semaphores live");
+		return hipErrorOutOfMemory;
+	}
 	*out = hx_reg_handle(sem);
 	pthread_mutex_unlock(&hx_reg.lock);
 	HX_TRACE(import, *out, handle, timeline, hx_now_ns());
@@ -455,8 +620,8 @@ hipError_t hx_reg_validate_args(const char *what, const hipExternalSemaphore_t *
 /* Shared front half of signal and wait: lookup_args, then the op.
  * *op == NULL with hipSuccess means there is nothing to do. */
 hipError_t hx_reg_prepare_op(const char *what, const hipExternalSemaphore_t *hs,
-			  const void *params, unsigned n, bool wait, size_t op_size,
-			  void **op, struct hx_sem ***sems, struct hx_sem **local)
+			     const void *params, unsigned n, bool wait, enum hx_op_kind kind,
+			     size_t op_size, void **op, struct hx_sem ***sems, struct hx_sem **local)
 {
 	hipError_t err = hx_reg_lookup_args(what, hs, params, n, wait, sems, local);
 
@@ -464,7 +629,7 @@ hipError_t hx_reg_prepare_op(const char *what, const hipExternalSemaphore_t *hs,
 	if (err || !*sems)
 		return err;
 	/* Every field is set by the caller: no zeroing on this path. */
-	*op = malloc(op_size);
+	*op = hx_reg_op_alloc(kind, op_size);
 	if (!*op) {
 		hx_err("%s: out of memory for %u semaphores", what, n);
 		hx_reg_unref_all(*sems, n);
@@ -535,23 +700,40 @@ static void fork_child(void)
 	 * child shares).  Drop everything; the next call starts afresh. */
 	pthread_mutex_init(&hx_reg.lock, NULL);
 	for (uint32_t i = 0; i < hx_reg.cap; i++) {
-		struct hx_sem *sem = hx_reg.tab[i].sem;
+		struct reg_entry *e = entry_at(i);
+		struct hx_sem *sem = atomic_load_explicit(&e->sem, memory_order_relaxed);
 		if (!sem)
 			continue;
 		if (sem->w.efd >= 0)
 			close(sem->w.efd);
 		free(sem);
-		hx_reg.tab[i].sem = NULL;
 	}
-	free(hx_reg.tab);
+	for (unsigned c = 0; c < REG_NCHUNKS; c++) {
+		free(atomic_load_explicit(&hx_reg.chunks[c], memory_order_relaxed));
+		atomic_store_explicit(&hx_reg.chunks[c], NULL, memory_order_relaxed);
+	}
+	/* Only this thread exists: the free records can go. */
+	for (int k = 0; k < 2; k++) {
+		struct hx_sem *sem = k ? hx_reg.spare :
+				 atomic_exchange_explicit(&hx_reg.spare_in, NULL, memory_order_relaxed);
+		while (sem) {
+			struct hx_sem *next = sem->spare_next;
+			free(sem);
+			sem = next;
+		}
+	}
+	hx_reg.spare = NULL;
 	free(hx_reg.free_idx);
-	hx_reg.tab = NULL;
 	hx_reg.free_idx = NULL;
 	hx_reg.cap = hx_reg.nfree = hx_reg.nlive = hx_reg.free_head = 0;
 	/* Pending ops and their entries belong to the parent's streams. */
 	hx_reg.ops = hx_reg.ops_tail = hx_reg.watch = NULL;
 	hx_reg.npending_waits = 0;
 	atomic_store(&hx_reg.npending_signals, 0);
+	/* The records of pending ops are the parent's. */
+	for (unsigned k = 0; k < HX_OP_KINDS; k++)
+		atomic_store_explicit(&op_pools[k].free, ((uint64_t)1 << OP_POOL_RECORDS) - 1,
+				      memory_order_relaxed);
 	/* Wait slots belong to the parent's runtime context. */
 	memset(hx_reg.pools, 0, sizeof(hx_reg.pools));
 	if (hx_reg.dev.fd >= 0)

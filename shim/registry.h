@@ -24,10 +24,17 @@
 
 #define SLOTS_PER_CHUNK 512u
 
+/* One registry position.  Written under the lock, read without it by
+ * the lock-free lookup of signal and wait (registry.c). */
 struct reg_entry {
-	struct hx_sem *sem;
-	uint32_t gen;
+	_Atomic(struct hx_sem *) sem;
+	_Atomic uint32_t gen;
 };
+
+/* The table grows by chunks that never move: chunk c holds 64 << c
+ * positions, so 19 of them cover the 2^24 indices a handle can name. */
+#define REG_CHUNK0 64u
+#define REG_NCHUNKS 19u
 
 /* Wait slots: 64-bit words a stream waits on with hipStreamWaitValue64.
  * Host-memory slots come 512 at a time from hipHostMalloc(0), which clr
@@ -86,11 +93,17 @@ struct hx_registry {
 	int dev_err;
 	struct hx_sync_dev dev;
 
-	struct reg_entry *tab;
-	uint32_t cap;
+	_Atomic(struct reg_entry *) chunks[REG_NCHUNKS];
+	uint32_t cap; /* positions in the chunks allocated so far */
 	uint32_t *free_idx;
 	uint32_t free_head, nfree;
 	uint32_t nlive;
+	/* Semaphore records are never handed back to malloc: a lock-free
+	 * lookup may still touch one that was just destroyed (registry.c).
+	 * Freed records are pushed on `spare_in` from any thread, and taken
+	 * to `spare` (under the lock) by import. */
+	_Atomic(struct hx_sem *) spare_in;
+	struct hx_sem *spare;
 
 	struct slot_pool pools[SLOT_KINDS];
 
@@ -133,6 +146,23 @@ extern struct hx_registry hx_reg;
  * runtime cannot be used at all. */
 bool hx_reg_init(void);
 
+/* Sets what hx_op_ready() reads (ops.h): hx_reg_init() succeeded and the
+ * runtime has a usable device. */
+void hx_reg_mark_ready(void);
+
+/* The per-call records of signal (struct signal_op) and wait (struct
+ * hx_wait_op) with up to HX_OP_POOL_ENTRIES semaphores come from a
+ * lock-free pool of 32 per kind; larger ones, or any when the pool is
+ * empty, from malloc.  Any thread may free. */
+enum hx_op_kind {
+	HX_OP_SIGNAL,
+	HX_OP_WAIT,
+	HX_OP_KINDS,
+};
+#define HX_OP_POOL_ENTRIES 16
+void *hx_reg_op_alloc(enum hx_op_kind kind, size_t size);
+void hx_reg_op_free(enum hx_op_kind kind, void *op);
+
 /* The handle of a registered semaphore, and the reverse (NULL for anything
  * that is not a live handle). */
 hipExternalSemaphore_t hx_reg_handle(const struct hx_sem *sem);
@@ -152,8 +182,8 @@ hipError_t hx_reg_lookup_args(const char *what, const hipExternalSemaphore_t *hs
 			      const void *params, unsigned n, bool wait, struct hx_sem ***sems,
 			      struct hx_sem **local);
 hipError_t hx_reg_prepare_op(const char *what, const hipExternalSemaphore_t *hs,
-			     const void *params, unsigned n, bool wait, size_t op_size, void **op,
-			     struct hx_sem ***sems, struct hx_sem **local);
+			     const void *params, unsigned n, bool wait, enum hx_op_kind kind,
+			     size_t op_size, void **op, struct hx_sem ***sems, struct hx_sem **local);
 /* The argument checks of a signal or wait that runs later (a graph node):
  * lookup_args, then `check` (may be NULL) on the looked-up semaphores,
  * nothing held afterwards. */

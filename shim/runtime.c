@@ -338,34 +338,6 @@ size_t hx_abi_wait_params_stride(enum hx_abi abi)
 			       : sizeof(struct hx_sem_wait_params_v6);
 }
 
-unsigned long long hx_abi_signal_value(const void *params, unsigned i)
-{
-	if (hx_rt.abi == HX_ABI_5)
-		return ((const struct hx_sem_signal_params_v5 *)params)[i].params.fence.value;
-	return ((const struct hx_sem_signal_params_v6 *)params)[i].params.fence.value;
-}
-
-unsigned hx_abi_signal_flags(const void *params, unsigned i)
-{
-	if (hx_rt.abi == HX_ABI_5)
-		return ((const struct hx_sem_signal_params_v5 *)params)[i].flags;
-	return ((const struct hx_sem_signal_params_v6 *)params)[i].flags;
-}
-
-unsigned long long hx_abi_wait_value(const void *params, unsigned i)
-{
-	if (hx_rt.abi == HX_ABI_5)
-		return ((const struct hx_sem_wait_params_v5 *)params)[i].params.fence.value;
-	return ((const struct hx_sem_wait_params_v6 *)params)[i].params.fence.value;
-}
-
-unsigned hx_abi_wait_flags(const void *params, unsigned i)
-{
-	if (hx_rt.abi == HX_ABI_5)
-		return ((const struct hx_sem_wait_params_v5 *)params)[i].flags;
-	return ((const struct hx_sem_wait_params_v6 *)params)[i].flags;
-}
-
 int hx_abi_desc_type(const void *desc)
 {
 	/* type sits at offset 0 in both layouts */

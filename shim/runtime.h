@@ -134,11 +134,35 @@ hipError_t hx_runtime_stream_query(hipStream_t stream);
 size_t hx_abi_desc_size(enum hx_abi abi);
 size_t hx_abi_signal_params_stride(enum hx_abi abi);
 size_t hx_abi_wait_params_stride(enum hx_abi abi);
-/* Field readers: index i of an array of the runtime's params. */
-unsigned long long hx_abi_signal_value(const void *params, unsigned i);
-unsigned hx_abi_signal_flags(const void *params, unsigned i);
-unsigned long long hx_abi_wait_value(const void *params, unsigned i);
-unsigned hx_abi_wait_flags(const void *params, unsigned i);
+/* Field readers: index i of an array of the runtime's params.  Inline:
+ * signal and wait read every element on the caller's thread. */
+static inline unsigned long long hx_abi_signal_value(const void *params, unsigned i)
+{
+	if (hx_rt.abi == HX_ABI_5)
+		return ((const struct hx_sem_signal_params_v5 *)params)[i].params.fence.value;
+	return ((const struct hx_sem_signal_params_v6 *)params)[i].params.fence.value;
+}
+
+static inline unsigned hx_abi_signal_flags(const void *params, unsigned i)
+{
+	if (hx_rt.abi == HX_ABI_5)
+		return ((const struct hx_sem_signal_params_v5 *)params)[i].flags;
+	return ((const struct hx_sem_signal_params_v6 *)params)[i].flags;
+}
+
+static inline unsigned long long hx_abi_wait_value(const void *params, unsigned i)
+{
+	if (hx_rt.abi == HX_ABI_5)
+		return ((const struct hx_sem_wait_params_v5 *)params)[i].params.fence.value;
+	return ((const struct hx_sem_wait_params_v6 *)params)[i].params.fence.value;
+}
+
+static inline unsigned hx_abi_wait_flags(const void *params, unsigned i)
+{
+	if (hx_rt.abi == HX_ABI_5)
+		return ((const struct hx_sem_wait_params_v5 *)params)[i].flags;
+	return ((const struct hx_sem_wait_params_v6 *)params)[i].flags;
+}
 int hx_abi_desc_type(const void *desc);
 int hx_abi_desc_fd(const void *desc);
 

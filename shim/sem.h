@@ -41,8 +41,9 @@ struct hx_wait_op {
 
 struct hx_sem {
 	uint32_t index, gen; /* registry position; the handle encodes both */
-	atomic_int refs;     /* registry + each pending op or callback */
+	atomic_int refs;     /* registry + each pending op or callback; 0: free */
 	struct hx_waitable w; /* kernel handle (on the registry's device), timeline or not */
+	struct hx_sem *spare_next; /* on the registry's list of free records */
 };
 
 #endif

@@ -34,7 +34,7 @@ static void run_signal(struct signal_op *op)
 		hx_sem_unref(e->sem);
 	}
 	atomic_fetch_sub_explicit(&hx_reg.npending_signals, 1, memory_order_relaxed);
-	free(op);
+	hx_reg_op_free(HX_OP_SIGNAL, op);
 }
 
 static void signal_host_fn(void *data)
@@ -73,11 +73,15 @@ hipError_t hx_op_signal(const hipExternalSemaphore_t *hs, const void *params, un
 	hipError_t err;
 	int binary = -1; /* index of the first binary semaphore */
 
-	if (!hx_reg_init())
-		return hipErrorNotInitialized;
-	FORWARD_IF_UNUSABLE(SignalExternalSemaphoresAsync, hs, params, n, stream);
-	err = hx_reg_prepare_op(what, hs, params, n, false, sizeof(*op) + (size_t)n * sizeof(op->entries[0]),
-		      (void **)&op, &sems, local);
+	if (!hx_op_ready()) {
+		if (!hx_reg_init())
+			return hipErrorNotInitialized;
+		FORWARD_IF_UNUSABLE(SignalExternalSemaphoresAsync, hs, params, n, stream);
+		hx_reg_mark_ready();
+	}
+	err = hx_reg_prepare_op(what, hs, params, n, false, HX_OP_SIGNAL,
+				sizeof(*op) + (size_t)n * sizeof(op->entries[0]), (void **)&op, &sems,
+				local);
 	if (err || !op)
 		return err;
 	op->count = n;
@@ -110,7 +114,7 @@ hipError_t hx_op_signal(const hipExternalSemaphore_t *hs, const void *params, un
 	if (err) {
 		for (unsigned i = 0; i < n; i++)
 			hx_sem_unref(op->entries[i].sem);
-		free(op);
+		hx_reg_op_free(HX_OP_SIGNAL, op);
 		return err;
 	}
 	hx_dbg("%s: %u semaphore(s) on stream %p", what, n, (void *)stream);

@@ -174,7 +174,7 @@ static void op_release(struct hx_wait_op *op)
 	op_unlink_locked(op);
 	slot_free_locked(op->slot_kind, op->slot_index, op->gen);
 	pthread_mutex_unlock(&hx_reg.lock);
-	free(op);
+	hx_reg_op_free(HX_OP_WAIT, op);
 }
 
 static void entry_done(struct hx_wait_entry *we)
@@ -412,11 +412,15 @@ hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsi
 	hipError_t err;
 	bool kick = false;
 
-	if (!hx_reg_init())
-		return hipErrorNotInitialized;
-	FORWARD_IF_UNUSABLE(WaitExternalSemaphoresAsync, hs, params, n, stream);
-	err = hx_reg_prepare_op(what, hs, params, n, true, sizeof(*op) + (size_t)n * sizeof(op->entries[0]),
-		      (void **)&op, &sems, local);
+	if (!hx_op_ready()) {
+		if (!hx_reg_init())
+			return hipErrorNotInitialized;
+		FORWARD_IF_UNUSABLE(WaitExternalSemaphoresAsync, hs, params, n, stream);
+		hx_reg_mark_ready();
+	}
+	err = hx_reg_prepare_op(what, hs, params, n, true, HX_OP_WAIT,
+				sizeof(*op) + (size_t)n * sizeof(op->entries[0]), (void **)&op, &sems,
+				local);
 	if (err || !op)
 		return err;
 	/* A capturing stream never gets here: graph_wait.c records the wait
@@ -489,7 +493,7 @@ hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsi
 unref:
 	hx_reg_unref_all(sems, n);
 	hx_reg_free_sems(sems, local);
-	free(op);
+	hx_reg_op_free(HX_OP_WAIT, op);
 	return err;
 }
 

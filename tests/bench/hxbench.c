@@ -422,8 +422,14 @@ static void bench_enqueue(unsigned nsamples)
 			__atomic_store_n(gate, p, __ATOMIC_RELEASE);
 			HIPCHECK(hipStreamSynchronize(st));
 
-			/* wait: every call waits for a point not yet signaled */
+			/* wait: every call waits for a point not yet signaled,
+			 * on a stream held at the gate like the signal above and
+			 * like hipStreamWaitValue64's own figure below: the CPU
+			 * runtime's worker then sleeps instead of polling each
+			 * new wait on the VM's other vCPU while we measure (a
+			 * GPU takes no host CPU for that) */
 			p++;
+			HIPCHECK(hipStreamWaitValue64(st, (void *)gate, p, hipStreamWaitValueGte, ~0ull));
 			for (unsigned i = 0; i < n; i++)
 				wp[i].params.fence.value = p;
 			c0 = cpu_ns();
@@ -436,6 +442,7 @@ static void bench_enqueue(unsigned nsamples)
 				pts[i] = p;
 			CHECK(drmSyncobjTimelineSignal(drm, raw, pts, NSEM) == 0, "signal: %s",
 			      strerror(errno));
+			__atomic_store_n(gate, p, __ATOMIC_RELEASE);
 			HIPCHECK(hipStreamSynchronize(st));
 
 			/* kernel floor of a wait: arming n eventfds */

@@ -6,6 +6,8 @@
  * it (HX_TEST_EXPECT=stock: the stock Linux answers).
  */
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -535,6 +537,145 @@ static void threads(void)
 	}
 }
 
+/*
+ * Handles are looked up without the registry's lock, while other threads
+ * destroy semaphores and import new ones into the freed positions and
+ * records.  A destroyed handle must be refused with
+ * hipErrorInvalidResourceHandle on every call, even when its position and
+ * its record already serve a new semaphore, and that new semaphore must
+ * never be signaled through it; a live semaphore signaled all along must
+ * reach every value.
+ */
+#define CHURN_ROUNDS 300
+/* With at most three semaphores live, import j and import j + 63 take the
+ * same one of the table's first 64 positions (one is the live semaphore's,
+ * the others come back in order). */
+#define CHURN_SAME_POSITION 63
+static hipExternalSemaphore_t churn_stale[CHURN_ROUNDS];
+static atomic_int churn_latest = -1, churn_seen[2] = { -1, -1 }, churn_ready;
+static atomic_bool churn_done;
+
+static void churn_wait_callers(int r)
+{
+	int64_t until = now_ns() + 10 * 1000000000LL;
+
+	while (atomic_load(&churn_seen[0]) < r || atomic_load(&churn_seen[1]) < r) {
+		CHECK(now_ns() < until, "the stale-handle callers stopped at round %d", r);
+		sched_yield();
+	}
+}
+
+static void *churn_importer(void *arg)
+{
+	uint32_t *hs = arg;
+	hipExternalSemaphore_t cur, next = NULL;
+
+	while (atomic_load(&churn_ready) < 2)
+		sched_yield();
+	cur = make_sem(&hs[0], false, false);
+	for (int r = 0; r < CHURN_ROUNDS; r++) {
+		if (r + 1 < CHURN_ROUNDS)
+			next = make_sem(&hs[r + 1], (r + 1) & 1, false);
+		HIPCHECK(hipDestroyExternalSemaphore(cur));
+		/* Stale from here on: its record goes to the next import, and
+		 * the position of round r - 62 holds `next`. */
+		churn_stale[r] = cur;
+		atomic_store(&churn_latest, r);
+		churn_wait_callers(r);
+		cur = next;
+	}
+	atomic_store(&churn_done, true);
+	return NULL;
+}
+
+static void *churn_caller(void *arg)
+{
+	int id = (int)(intptr_t)arg, last = -1;
+	hipStream_t st;
+
+	HIPCHECK(hipStreamCreateWithFlags(&st, hipStreamNonBlocking));
+	atomic_fetch_add(&churn_ready, 1);
+	while (!atomic_load(&churn_done)) {
+		int r = atomic_load(&churn_latest);
+		if (r == last) {
+			sched_yield();
+			continue;
+		}
+		last = r;
+		/* The handle just destroyed, and one whose position holds a
+		 * live semaphore under a newer generation (every refusal logs
+		 * a line). */
+		EXPECT_ERR(signal1(churn_stale[r], 7, st), hipErrorInvalidResourceHandle);
+		EXPECT_ERR(wait1(churn_stale[r], 7, st), hipErrorInvalidResourceHandle);
+		if (r + 1 >= CHURN_SAME_POSITION) {
+			hipExternalSemaphore_t old = churn_stale[r + 1 - CHURN_SAME_POSITION];
+			EXPECT_ERR(signal1(old, 7, st), hipErrorInvalidResourceHandle);
+			EXPECT_ERR(wait1(old, 7, st), hipErrorInvalidResourceHandle);
+		}
+		atomic_store(&churn_seen[id], r);
+	}
+	HIPCHECK(hipStreamSynchronize(st));
+	HIPCHECK(hipStreamDestroy(st));
+	return NULL;
+}
+
+static void *churn_live(void *arg)
+{
+	hipExternalSemaphore_t s = arg;
+	hipStream_t st;
+	uint64_t v = 0;
+
+	HIPCHECK(hipStreamCreateWithFlags(&st, hipStreamNonBlocking));
+	while (!atomic_load(&churn_done)) {
+		v++;
+		HIPCHECK(signal1(s, v, st));
+		HIPCHECK(wait1(s, v, st));
+		/* Completions (references dropped on the runtime's callback
+		 * thread and the waiter thread) next to the churn. */
+		HIPCHECK(hipStreamSynchronize(st));
+	}
+	HIPCHECK(hipStreamSynchronize(st));
+	HIPCHECK(hipStreamDestroy(st));
+	return (void *)(uintptr_t)v;
+}
+
+static void lookup_churn(void)
+{
+	static uint32_t hs[CHURN_ROUNDS];
+	pthread_t imp, callers[2], live;
+	hipExternalSemaphore_t ls;
+	uint32_t lh;
+	void *last;
+
+	if (!shim) {
+		uint32_t h;
+		make_sem(&h, false, false);
+		return;
+	}
+	ls = make_sem(&lh, true, false);
+	pthread_create(&live, NULL, churn_live, ls);
+	for (int i = 0; i < 2; i++)
+		pthread_create(&callers[i], NULL, churn_caller, (void *)(intptr_t)i);
+	pthread_create(&imp, NULL, churn_importer, hs);
+	pthread_join(imp, NULL);
+	for (int i = 0; i < 2; i++)
+		pthread_join(callers[i], NULL);
+	pthread_join(live, &last);
+	CHECK(so_query(drm, lh) == (uint64_t)(uintptr_t)last, "live semaphore at %" PRIu64
+	      ", signaled up to %" PRIu64, so_query(drm, lh), (uint64_t)(uintptr_t)last);
+	for (int r = 0; r < CHURN_ROUNDS; r++) {
+		/* Binary ones (odd r) must be unsignaled, timelines at 0. */
+		if (r & 1)
+			CHECK(drmSyncobjWait(drm, &hs[r], 1, 0, 0, NULL) != 0,
+			      "destroyed binary semaphore %d was signaled", r);
+		else
+			CHECK(so_query(drm, hs[r]) == 0, "destroyed timeline %d reached %" PRIu64, r,
+			      so_query(drm, hs[r]));
+		drmSyncobjDestroy(drm, hs[r]);
+	}
+	HIPCHECK(hipDestroyExternalSemaphore(ls));
+}
+
 /* Many pending waits on many semaphores, released in reverse order; the
  * second round must not leave more descriptors behind than the first. */
 static void many_round(void)
@@ -699,7 +840,7 @@ static const struct {
 	{ "threads", threads },               { "many", many },
 	{ "stuck", stuck },                   { "trace-run", trace_run },
 	{ "trace-crash", trace_crash },       { "wait-path", wait_path },
-	{ "wait-bad-stream", wait_bad_stream },
+	{ "wait-bad-stream", wait_bad_stream }, { "lookup-churn", lookup_churn },
 };
 
 static void on_alarm(int sig)
