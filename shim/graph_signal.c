@@ -347,10 +347,9 @@ hipError_t hx_intercept_signal(const hipExternalSemaphore_t *hs, const void *par
 	struct gsig *s;
 	hipError_t err;
 
-	/* The common case first: set up, and no capture anywhere. */
-	if (hx_op_ready() && !atomic_load_explicit(&hx_captures_live, memory_order_acquire))
-		return hx_op_signal(hs, params, n, stream);
-	if (hx_runtime_init() && hx_runtime_usable() && hs && n && hx_graph_capturing(stream)) {
+	/* Cheapest first: with no capture live (one load) nothing else is
+	 * asked; a live one implies the runtime was resolved. */
+	if (hs && n && hx_graph_capturing(stream) && hx_runtime_init() && hx_runtime_usable()) {
 		if (!hx_rt.LaunchHostFunc) {
 			hx_err("%s: this runtime has no hipLaunchHostFunc to record the signal "
 			       "into the graph", what);

@@ -320,10 +320,9 @@ out:
 hipError_t hx_intercept_wait(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
 			     hipStream_t stream)
 {
-	/* The common case first: set up, and no capture anywhere. */
-	if (hx_op_ready() && !atomic_load_explicit(&hx_captures_live, memory_order_acquire))
-		return hx_op_wait(hs, params, n, stream);
-	if (hx_runtime_init() && hx_runtime_usable() && hs && n && hx_graph_capturing(stream))
+	/* Cheapest first: with no capture live (one load) nothing else is
+	 * asked; a live one implies the runtime was resolved. */
+	if (hs && n && hx_graph_capturing(stream) && hx_runtime_init() && hx_runtime_usable())
 		return capture_wait(hs, params, n, stream);
 	return hx_op_wait(hs, params, n, stream);
 }
