@@ -96,7 +96,7 @@ static struct gsig *gsig_new(const hipExternalSemaphore_t *hs, const void *param
 	}
 	for (unsigned i = 0; i < n; i++) {
 		s->handles[i] = hs[i];
-		s->values[i] = hx_abi_signal_value(params, i);
+		s->values[i] = hx_param_value(hx_abi_params(params), i);
 	}
 	if (n)
 		memcpy(s->raw_params, params, n * hx_abi_signal_params_stride(hx_rt.abi));

@@ -11,15 +11,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "handles.h"
 #include "log.h"
 #include "ops.h"
 #include "registry.h"
 #include "runtime.h"
 #include "sem.h"
 #include "trace.h"
-
-#define HANDLE_TAG 0x4858000000000000ull /* "HX" in the top bits */
-#define HANDLE_TAG_MASK 0xffff000000000000ull
 
 struct hx_registry hx_reg = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -55,158 +53,7 @@ void hx_reg_mark_ready(void)
 	atomic_store_explicit(&hx_reg_ready, true, memory_order_release);
 }
 
-/* ---- per-call records -------------------------------------------------- */
-
-/* Under AddressSanitizer every record comes from malloc, so that its
- * lifetime stays checked. */
-#if defined(__SANITIZE_ADDRESS__)
-#define OP_POOL_RECORDS 0
-#else
-#define OP_POOL_RECORDS 32
-#endif
-#define ROUND64(x) (((x) + 63) & ~(size_t)63)
-#define SIGNAL_REC ROUND64(sizeof(struct signal_op) + HX_OP_POOL_ENTRIES * sizeof(struct signal_entry))
-#define WAIT_REC ROUND64(sizeof(struct hx_wait_op) + HX_OP_POOL_ENTRIES * sizeof(struct hx_sem_wait))
-
-static _Alignas(64) unsigned char signal_recs[OP_POOL_RECORDS ? OP_POOL_RECORDS : 1][SIGNAL_REC];
-static _Alignas(64) unsigned char wait_recs[OP_POOL_RECORDS ? OP_POOL_RECORDS : 1][WAIT_REC];
-
-static struct op_pool {
-	_Atomic uint64_t free; /* bit i: record i is free */
-	unsigned char *mem;
-	size_t rec;
-} op_pools[HX_OP_KINDS] = {
-	[HX_OP_SIGNAL] = { ((uint64_t)1 << OP_POOL_RECORDS) - 1, &signal_recs[0][0], SIGNAL_REC },
-	[HX_OP_WAIT] = { ((uint64_t)1 << OP_POOL_RECORDS) - 1, &wait_recs[0][0], WAIT_REC },
-};
-
-void *hx_reg_op_alloc(enum hx_op_kind kind, size_t size)
-{
-	struct op_pool *p = &op_pools[kind];
-
-	if (size <= p->rec) {
-		uint64_t m = atomic_load_explicit(&p->free, memory_order_relaxed);
-
-		while (m) {
-			unsigned i = (unsigned)__builtin_ctzll(m);
-
-			if (atomic_compare_exchange_weak_explicit(&p->free, &m, m & ~((uint64_t)1 << i),
-								  memory_order_acquire,
-								  memory_order_relaxed))
-				return p->mem + (size_t)i * p->rec;
-		}
-	}
-	return malloc(size);
-}
-
-void hx_reg_op_free(enum hx_op_kind kind, void *op)
-{
-	struct op_pool *p = &op_pools[kind];
-	size_t off = (size_t)((unsigned char *)op - p->mem);
-
-	if ((unsigned char *)op >= p->mem && off < OP_POOL_RECORDS * p->rec)
-		atomic_fetch_or_explicit(&p->free, (uint64_t)1 << (off / p->rec), memory_order_release);
-	else
-		free(op);
-}
-
 /* ---- registry ---------------------------------------------------------- */
-
-/*
- * A handle is not a pointer: 0x4858 ("HX") in the top 16 bits (never a
- * canonical address, so anything that dereferences one faults at once),
- * a 24-bit generation and a 24-bit registry index + 1.  Lookups compare
- * the generation, and free indices are reused in FIFO order, so a stale
- * handle matches a new semaphore only after 2^24 reuses of its slot.
- */
-#define INDEX_BITS 24
-#define INDEX_MASK ((1u << INDEX_BITS) - 1)
-#define GEN_MASK 0xffffffu
-
-hipExternalSemaphore_t hx_reg_handle(const struct hx_sem *sem)
-{
-	return (hipExternalSemaphore_t)(uintptr_t)(HANDLE_TAG |
-						   ((uint64_t)(sem->gen & GEN_MASK) << INDEX_BITS) |
-						   ((uint64_t)sem->index + 1));
-}
-
-/* The position of index `idx`, or NULL if its chunk does not exist yet.
- * Lock-free: chunks are published once and never move. */
-static struct reg_entry *entry_at(uint32_t idx)
-{
-	uint32_t q = idx / REG_CHUNK0 + 1;
-	unsigned c = 31u - (unsigned)__builtin_clz(q);
-	struct reg_entry *chunk;
-
-	if (c >= REG_NCHUNKS)
-		return NULL;
-	chunk = atomic_load_explicit(&hx_reg.chunks[c], memory_order_acquire);
-	if (!chunk)
-		return NULL;
-	return &chunk[idx - REG_CHUNK0 * ((1u << c) - 1)];
-}
-
-/* The position a handle names and the generation it carries; NULL if it
- * cannot be one of ours. */
-static struct reg_entry *decode(hipExternalSemaphore_t h, uint32_t *gen)
-{
-	uint64_t v = (uint64_t)(uintptr_t)h;
-	uint32_t idx = (uint32_t)(v & INDEX_MASK);
-
-	if ((v & HANDLE_TAG_MASK) != HANDLE_TAG || idx == 0)
-		return NULL;
-	*gen = (uint32_t)((v >> INDEX_BITS) & GEN_MASK);
-	return entry_at(idx - 1);
-}
-
-struct hx_sem *hx_reg_lookup_locked(hipExternalSemaphore_t h)
-{
-	uint32_t gen;
-	struct reg_entry *e = decode(h, &gen);
-	struct hx_sem *sem;
-
-	if (!e)
-		return NULL;
-	sem = atomic_load_explicit(&e->sem, memory_order_relaxed);
-	if (!sem || atomic_load_explicit(&e->gen, memory_order_relaxed) != gen)
-		return NULL;
-	return sem;
-}
-
-/*
- * The lookup of signal and wait, without the lock: a reference on the
- * live semaphore `h` names, or NULL.  The record read from the table may
- * be destroyed and even reused by another import meanwhile; records are
- * never freed (see spare_in), so the reference is taken only while the
- * count is not 0 (a destroyed record stays at 0 until import reuses it),
- * and then the table is read again: if the position no longer holds this
- * record under the handle's generation, the reference goes back.
- */
-static struct hx_sem *acquire(hipExternalSemaphore_t h)
-{
-	uint32_t gen;
-	struct reg_entry *e = decode(h, &gen);
-	struct hx_sem *sem;
-	int r;
-
-	if (!e)
-		return NULL;
-	sem = atomic_load_explicit(&e->sem, memory_order_acquire);
-	if (!sem)
-		return NULL;
-	r = atomic_load_explicit(&sem->refs, memory_order_relaxed);
-	do {
-		if (r <= 0)
-			return NULL;
-	} while (!atomic_compare_exchange_weak_explicit(&sem->refs, &r, r + 1, memory_order_acquire,
-							memory_order_relaxed));
-	if (atomic_load_explicit(&e->sem, memory_order_acquire) != sem ||
-	    atomic_load_explicit(&e->gen, memory_order_relaxed) != gen) {
-		hx_sem_unref(sem);
-		return NULL;
-	}
-	return sem;
-}
 
 /* The free indices form a ring of hx_reg.cap entries starting at
  * hx_reg.free_head.  Growing adds the next chunk. */
@@ -258,7 +105,7 @@ static int register_locked(struct hx_sem *sem)
 	idx = hx_reg.free_idx[hx_reg.free_head];
 	hx_reg.free_head = (hx_reg.free_head + 1) % hx_reg.cap;
 	hx_reg.nfree--;
-	e = entry_at(idx);
+	e = hx_reg_entry_at(idx);
 	gen = (atomic_load_explicit(&e->gen, memory_order_relaxed) + 1) & GEN_MASK;
 	sem->index = idx;
 	sem->gen = gen;
@@ -271,7 +118,7 @@ static int register_locked(struct hx_sem *sem)
 
 static void unregister_locked(struct hx_sem *sem)
 {
-	atomic_store_explicit(&entry_at(sem->index)->sem, NULL, memory_order_release);
+	atomic_store_explicit(&hx_reg_entry_at(sem->index)->sem, NULL, memory_order_release);
 	hx_reg.free_idx[(hx_reg.free_head + hx_reg.nfree) % hx_reg.cap] = sem->index;
 	hx_reg.nfree++;
 	hx_reg.nlive--;
@@ -327,47 +174,6 @@ void hx_sem_unref(struct hx_sem *sem)
 	}
 	if (hx_waiter_forget(&sem->w))
 		sem_recycle(sem); /* else the waiter does, through hx_reg_release_waitable */
-}
-
-bool hx_op_is_shim_handle(hipExternalSemaphore_t h)
-{
-	bool live;
-
-	if (!hx_reg_init())
-		return false;
-	pthread_mutex_lock(&hx_reg.lock);
-	live = hx_reg_lookup_locked(h) != NULL;
-	pthread_mutex_unlock(&hx_reg.lock);
-	return live;
-}
-
-/* Looks up every handle of a signal/wait array and takes a reference on
- * each, without the registry lock.  On failure nothing is held. */
-static hipError_t lookup_array(const hipExternalSemaphore_t *hs, unsigned n,
-			       struct hx_sem **out, const char *what)
-{
-	hipError_t err = hipSuccess;
-	unsigned i;
-
-	for (i = 0; i < n; i++) {
-		out[i] = hs[i] ? acquire(hs[i]) : NULL;
-		if (!out[i]) {
-			if (!hs[i]) {
-				hx_err("%s: extSemArray[%u] is NULL", what, i);
-				err = hipErrorInvalidValue;
-			} else {
-				hx_err("%s: extSemArray[%u] = %p is not a semaphore imported by "
-				       "hipextsem (never imported, or already destroyed)",
-				       what, i, hs[i]);
-				err = hipErrorInvalidResourceHandle;
-			}
-			break;
-		}
-	}
-	if (err)
-		while (i-- > 0)
-			hx_sem_unref(out[i]);
-	return err;
 }
 
 /* ---- device ------------------------------------------------------------ */
@@ -540,106 +346,6 @@ hipError_t hx_op_import(hipExternalSemaphore_t *out, const void *desc)
 	return hipSuccess;
 }
 
-static hipError_t check_params(const char *what, const void *params, unsigned n, bool wait)
-{
-	for (unsigned i = 0; i < n; i++) {
-		unsigned flags = wait ? hx_abi_wait_flags(params, i) : hx_abi_signal_flags(params, i);
-		if (flags != 0) {
-			hx_err("%s: paramsArray[%u].flags = %#x; must be 0", what, i, flags);
-			return hipErrorInvalidValue;
-		}
-	}
-	return hipSuccess;
-}
-
-#define LOCAL_SEMS 16 /* lookups of up to this many handles need no allocation */
-
-void hx_reg_free_sems(struct hx_sem **sems, struct hx_sem **local)
-{
-	if (sems != local)
-		free(sems);
-}
-
-void hx_reg_unref_all(struct hx_sem **sems, unsigned n)
-{
-	for (unsigned i = 0; i < n; i++)
-		hx_sem_unref(sems[i]);
-}
-
-/* The argument checks of signal and wait, in the stock runtime's order,
- * then a referenced lookup of every handle (into `local` when it fits).
- * *sems == NULL with hipSuccess means numExtSems == 0: nothing to do. */
-hipError_t hx_reg_lookup_args(const char *what, const hipExternalSemaphore_t *hs,
-			      const void *params, unsigned n, bool wait, struct hx_sem ***sems,
-			      struct hx_sem **local)
-{
-	hipError_t err;
-
-	*sems = NULL;
-	if (!hs || !params) {
-		hx_err("%s: %s is NULL", what, !hs ? "extSemArray" : "paramsArray");
-		return hipErrorInvalidValue;
-	}
-	if (n == 0)
-		return hipSuccess;
-	err = check_params(what, params, n, wait);
-	if (err)
-		return err;
-	*sems = n <= LOCAL_SEMS ? local : malloc((size_t)n * sizeof(**sems));
-	if (!*sems) {
-		hx_err("%s: out of memory for %u semaphores", what, n);
-		return hipErrorOutOfMemory;
-	}
-	err = lookup_array(hs, n, *sems, what);
-	if (err) {
-		hx_reg_free_sems(*sems, local);
-		*sems = NULL;
-	}
-	return err;
-}
-
-hipError_t hx_reg_validate_args(const char *what, const hipExternalSemaphore_t *hs,
-				const void *params, unsigned n, bool wait, hx_reg_check_fn *check)
-{
-	struct hx_sem *local[LOCAL_SEMS];
-	struct hx_sem **sems;
-	hipError_t err;
-
-	if (!hx_reg_init())
-		return hipErrorNotInitialized;
-	err = hx_reg_lookup_args(what, hs, params, n, wait, &sems, local);
-	if (err || !sems)
-		return err;
-	if (check)
-		err = check(what, hs, sems, params, n);
-	hx_reg_unref_all(sems, n);
-	hx_reg_free_sems(sems, local);
-	return err;
-}
-
-/* Shared front half of signal and wait: lookup_args, then the op.
- * *op == NULL with hipSuccess means there is nothing to do. */
-hipError_t hx_reg_prepare_op(const char *what, const hipExternalSemaphore_t *hs,
-			     const void *params, unsigned n, bool wait, enum hx_op_kind kind,
-			     size_t op_size, void **op, struct hx_sem ***sems, struct hx_sem **local)
-{
-	hipError_t err = hx_reg_lookup_args(what, hs, params, n, wait, sems, local);
-
-	*op = NULL;
-	if (err || !*sems)
-		return err;
-	/* Every field is set by the caller: no zeroing on this path. */
-	*op = hx_reg_op_alloc(kind, op_size);
-	if (!*op) {
-		hx_err("%s: out of memory for %u semaphores", what, n);
-		hx_reg_unref_all(*sems, n);
-		hx_reg_free_sems(*sems, local);
-		*sems = NULL;
-		return hipErrorOutOfMemory;
-	}
-	return hipSuccess;
-}
-
 hipError_t hx_op_destroy(hipExternalSemaphore_t h)
 {
 	struct hx_sem *sem;
@@ -700,7 +406,7 @@ static void fork_child(void)
 	 * child shares).  Drop everything; the next call starts afresh. */
 	pthread_mutex_init(&hx_reg.lock, NULL);
 	for (uint32_t i = 0; i < hx_reg.cap; i++) {
-		struct reg_entry *e = entry_at(i);
+		struct reg_entry *e = hx_reg_entry_at(i);
 		struct hx_sem *sem = atomic_load_explicit(&e->sem, memory_order_relaxed);
 		if (!sem)
 			continue;
@@ -730,10 +436,7 @@ static void fork_child(void)
 	hx_reg.ops = hx_reg.ops_tail = hx_reg.watch = NULL;
 	hx_reg.npending_waits = 0;
 	atomic_store(&hx_reg.npending_signals, 0);
-	/* The records of pending ops are the parent's. */
-	for (unsigned k = 0; k < HX_OP_KINDS; k++)
-		atomic_store_explicit(&op_pools[k].free, ((uint64_t)1 << OP_POOL_RECORDS) - 1,
-				      memory_order_relaxed);
+	hx_reg_op_pool_reset();
 	/* Wait slots belong to the parent's runtime context. */
 	memset(hx_reg.pools, 0, sizeof(hx_reg.pools));
 	if (hx_reg.dev.fd >= 0)

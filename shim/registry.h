@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The registry's state, shared by registry.c (handles, import, destroy,
- * device, stats, fork), signal.c and wait.c: one struct under one lock,
- * and the helpers of registry.c that the operations call.  Calls only go
- * down: signal.c and wait.c call registry.c, never the reverse, and the
- * registry reaches the waiter through waiter.h.
+ * The registry's state, shared by registry.c (import, destroy, device,
+ * stats, fork), handles.c (lookups and the argument checks), op_pool.c
+ * (per-call records), signal.c and wait.c: one struct under one lock,
+ * and the helpers the operations call.  Calls only go down: signal.c and
+ * wait.c call the registry, never the reverse, and the registry reaches
+ * the waiter through waiter.h.
  */
 #ifndef HIPEXTSEM_REGISTRY_H
 #define HIPEXTSEM_REGISTRY_H
@@ -31,10 +32,12 @@ struct reg_entry {
 	_Atomic uint32_t gen;
 };
 
-/* The table grows by chunks that never move: chunk c holds 64 << c
- * positions, so 19 of them cover the 2^24 indices a handle can name. */
-#define REG_CHUNK0 64u
-#define REG_NCHUNKS 19u
+/* The table grows by chunks that never move: chunk c holds 256 << c
+ * positions, so 17 of them cover the 2^24 indices a handle can name. */
+#define REG_CHUNK0 256u
+#define REG_NCHUNKS 17u
+_Static_assert((uint64_t)REG_CHUNK0 * ((1u << REG_NCHUNKS) - 1) >= (1u << 24),
+	       "the chunks cover every index a handle can name");
 
 /* Wait slots: 64-bit words a stream waits on with hipStreamWaitValue64.
  * Host-memory slots come 512 at a time from hipHostMalloc(0), which clr
@@ -162,6 +165,7 @@ enum hx_op_kind {
 #define HX_OP_POOL_ENTRIES 16
 void *hx_reg_op_alloc(enum hx_op_kind kind, size_t size);
 void hx_reg_op_free(enum hx_op_kind kind, void *op);
+void hx_reg_op_pool_reset(void);
 
 /* The handle of a registered semaphore, and the reverse (NULL for anything
  * that is not a live handle). */
@@ -175,24 +179,23 @@ void hx_sem_unref(struct hx_sem *sem);
 /* The waiter's release callback (waiter.h): frees a forgotten semaphore. */
 void hx_reg_release_waitable(struct hx_waitable *obj);
 
-/* The argument checks shared by signal and wait. */
-#define LOCAL_SEMS 16 /* lookups of up to this many handles need no allocation */
+/* The argument checks shared by signal and wait (handles.c). */
 
-hipError_t hx_reg_lookup_args(const char *what, const hipExternalSemaphore_t *hs,
-			      const void *params, unsigned n, bool wait, struct hx_sem ***sems,
-			      struct hx_sem **local);
+/* The front half of signal and wait: the argument checks in the stock
+ * runtime's order, a per-call record of `op_size` bytes, and a referenced
+ * lookup of every handle, semaphore i stored at byte `sem_field` +
+ * i * `stride` of the record.  On failure nothing is held; *op == NULL
+ * with hipSuccess means numExtSems == 0, nothing to do. */
 hipError_t hx_reg_prepare_op(const char *what, const hipExternalSemaphore_t *hs,
-			     const void *params, unsigned n, bool wait, enum hx_op_kind kind,
-			     size_t op_size, void **op, struct hx_sem ***sems, struct hx_sem **local);
+			     const void *params, unsigned n, enum hx_op_kind kind, size_t op_size,
+			     size_t sem_field, size_t stride, void **op);
 /* The argument checks of a signal or wait that runs later (a graph node):
- * lookup_args, then `check` (may be NULL) on the looked-up semaphores,
- * nothing held afterwards. */
+ * the same checks and lookups, then `check` (may be NULL) on the
+ * looked-up semaphores, nothing held afterwards. */
 typedef hipError_t hx_reg_check_fn(const char *what, const hipExternalSemaphore_t *hs,
 				   struct hx_sem **sems, const void *params, unsigned n);
 hipError_t hx_reg_validate_args(const char *what, const hipExternalSemaphore_t *hs,
-				const void *params, unsigned n, bool wait, hx_reg_check_fn *check);
-void hx_reg_free_sems(struct hx_sem **sems, struct hx_sem **local);
-void hx_reg_unref_all(struct hx_sem **sems, unsigned n);
+				const void *params, unsigned n, hx_reg_check_fn *check);
 /* The runtime refused to enqueue `prim` on `stream`: the stock answer. */
 hipError_t hx_reg_map_enqueue_error(hipError_t err, const char *prim, hipStream_t stream);
 

@@ -9,6 +9,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "hipextsem/hip_api.h"
 #include "hipextsem/hip_graph.h"
@@ -134,35 +136,56 @@ hipError_t hx_runtime_stream_query(hipStream_t stream);
 size_t hx_abi_desc_size(enum hx_abi abi);
 size_t hx_abi_signal_params_stride(enum hx_abi abi);
 size_t hx_abi_wait_params_stride(enum hx_abi abi);
-/* Field readers: index i of an array of the runtime's params.  Inline:
- * signal and wait read every element on the caller's thread. */
-static inline unsigned long long hx_abi_signal_value(const void *params, unsigned i)
+/*
+ * Signal and wait params have one layout per ABI (hip_abi.h): the fence
+ * value at offset 0, the flags at 64 (5.x) or 72 (6.x), elements 136 or
+ * 144 bytes apart.  A view of the caller's array reads element i without
+ * asking which ABI each time: signal and wait read every element on the
+ * caller's thread.
+ */
+struct hx_params {
+	const unsigned char *base;
+	size_t stride, flags_at;
+};
+_Static_assert(offsetof(struct hx_sem_signal_params_v5, params.fence.value) == 0 &&
+		       offsetof(struct hx_sem_wait_params_v5, params.fence.value) == 0 &&
+		       offsetof(struct hx_sem_signal_params_v6, params.fence.value) == 0 &&
+		       offsetof(struct hx_sem_wait_params_v6, params.fence.value) == 0,
+	       "the fence value comes first");
+_Static_assert(sizeof(struct hx_sem_signal_params_v5) == sizeof(struct hx_sem_wait_params_v5) &&
+		       offsetof(struct hx_sem_signal_params_v5, flags) ==
+			       offsetof(struct hx_sem_wait_params_v5, flags),
+	       "5.x signal and wait params share a layout");
+_Static_assert(sizeof(struct hx_sem_signal_params_v6) == sizeof(struct hx_sem_wait_params_v6) &&
+		       offsetof(struct hx_sem_signal_params_v6, flags) ==
+			       offsetof(struct hx_sem_wait_params_v6, flags),
+	       "6.x signal and wait params share a layout");
+
+static inline struct hx_params hx_abi_params(const void *params)
 {
 	if (hx_rt.abi == HX_ABI_5)
-		return ((const struct hx_sem_signal_params_v5 *)params)[i].params.fence.value;
-	return ((const struct hx_sem_signal_params_v6 *)params)[i].params.fence.value;
+		return (struct hx_params){ params, sizeof(struct hx_sem_signal_params_v5),
+					   offsetof(struct hx_sem_signal_params_v5, flags) };
+	return (struct hx_params){ params, sizeof(struct hx_sem_signal_params_v6),
+				   offsetof(struct hx_sem_signal_params_v6, flags) };
 }
 
-static inline unsigned hx_abi_signal_flags(const void *params, unsigned i)
+static inline unsigned long long hx_param_value(struct hx_params p, unsigned i)
 {
-	if (hx_rt.abi == HX_ABI_5)
-		return ((const struct hx_sem_signal_params_v5 *)params)[i].flags;
-	return ((const struct hx_sem_signal_params_v6 *)params)[i].flags;
+	unsigned long long v;
+
+	memcpy(&v, p.base + (size_t)i * p.stride, sizeof(v));
+	return v;
 }
 
-static inline unsigned long long hx_abi_wait_value(const void *params, unsigned i)
+static inline unsigned hx_param_flags(struct hx_params p, unsigned i)
 {
-	if (hx_rt.abi == HX_ABI_5)
-		return ((const struct hx_sem_wait_params_v5 *)params)[i].params.fence.value;
-	return ((const struct hx_sem_wait_params_v6 *)params)[i].params.fence.value;
+	uint32_t f;
+
+	memcpy(&f, p.base + (size_t)i * p.stride + p.flags_at, sizeof(f));
+	return f;
 }
 
-static inline unsigned hx_abi_wait_flags(const void *params, unsigned i)
-{
-	if (hx_rt.abi == HX_ABI_5)
-		return ((const struct hx_sem_wait_params_v5 *)params)[i].flags;
-	return ((const struct hx_sem_wait_params_v6 *)params)[i].flags;
-}
 int hx_abi_desc_type(const void *desc);
 int hx_abi_desc_fd(const void *desc);
 

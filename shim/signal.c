@@ -51,25 +51,33 @@ static void signal_stream_cb(hipStream_t stream, hipError_t status, void *data)
 }
 
 /* A timeline point 0 can never be signaled. */
+static hipError_t check_signal_value(const char *what, hipExternalSemaphore_t h,
+				     const struct hx_sem *sem, unsigned long long value)
+{
+	if (sem->w.timeline && value == 0) {
+		hx_err("%s: timeline semaphore %p signaled with value 0", what, h);
+		return hipErrorInvalidValue;
+	}
+	return hipSuccess;
+}
+
 static hipError_t check_signal_values(const char *what, const hipExternalSemaphore_t *hs,
 				      struct hx_sem **sems, const void *params, unsigned n)
 {
-	for (unsigned i = 0; i < n; i++) {
-		if (sems[i]->w.timeline && hx_abi_signal_value(params, i) == 0) {
-			hx_err("%s: timeline semaphore %p signaled with value 0", what, hs[i]);
-			return hipErrorInvalidValue;
-		}
-	}
-	return hipSuccess;
+	struct hx_params p = hx_abi_params(params);
+	hipError_t err = hipSuccess;
+
+	for (unsigned i = 0; i < n && !err; i++)
+		err = check_signal_value(what, hs[i], sems[i], hx_param_value(p, i));
+	return err;
 }
 
 hipError_t hx_op_signal(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
 			hipStream_t stream)
 {
 	static const char what[] = "hipSignalExternalSemaphoresAsync";
-	struct hx_sem *local[LOCAL_SEMS];
 	struct signal_op *op;
-	struct hx_sem **sems;
+	struct hx_params p;
 	hipError_t err;
 	int binary = -1; /* index of the first binary semaphore */
 
@@ -79,23 +87,26 @@ hipError_t hx_op_signal(const hipExternalSemaphore_t *hs, const void *params, un
 		FORWARD_IF_UNUSABLE(SignalExternalSemaphoresAsync, hs, params, n, stream);
 		hx_reg_mark_ready();
 	}
-	err = hx_reg_prepare_op(what, hs, params, n, false, HX_OP_SIGNAL,
-				sizeof(*op) + (size_t)n * sizeof(op->entries[0]), (void **)&op, &sems,
-				local);
+	err = hx_reg_prepare_op(what, hs, params, n, HX_OP_SIGNAL,
+				sizeof(*op) + (size_t)n * sizeof(op->entries[0]),
+				offsetof(struct signal_op, entries[0].sem), sizeof(op->entries[0]),
+				(void **)&op);
 	if (err || !op)
 		return err;
 	op->count = n;
 	op->stream = stream;
 	/* Only the trace reads it: no clock read per call otherwise. */
 	op->enqueued_ns = hx_trace_on ? hx_now_ns() : 0;
+	p = hx_abi_params(params);
 	for (unsigned i = 0; i < n; i++) {
-		op->entries[i].sem = sems[i];
-		op->entries[i].value = hx_abi_signal_value(params, i);
-		if (binary < 0 && !sems[i]->w.timeline)
+		struct signal_entry *e = &op->entries[i];
+
+		e->value = hx_param_value(p, i);
+		if (!err)
+			err = check_signal_value(what, hs[i], e->sem, e->value);
+		if (binary < 0 && !e->sem->w.timeline)
 			binary = (int)i;
 	}
-	err = check_signal_values(what, hs, sems, params, n);
-	hx_reg_free_sems(sems, local);
 	/* Capture was dealt with by the caller (graph_signal.c): a captured
 	 * signal becomes a graph host node there. */
 	if (!err) {
@@ -139,7 +150,7 @@ hipError_t hx_op_signal(const hipExternalSemaphore_t *hs, const void *params, un
 hipError_t hx_op_signal_validate(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
 				 const char *what)
 {
-	return hx_reg_validate_args(what, hs, params, n, false, check_signal_values);
+	return hx_reg_validate_args(what, hs, params, n, check_signal_values);
 }
 
 /* Signals now (a graph's host node, on the runtime's callback thread).

@@ -281,8 +281,7 @@ static bool stream_is_valid(hipStream_t stream)
 	return err == hipSuccess || err == hipErrorNotReady;
 }
 
-static hipError_t host_wait(struct hx_sem **sems, const void *params, unsigned n,
-			    hipStream_t stream)
+static hipError_t host_wait(const struct hx_wait_op *op, const void *params, hipStream_t stream)
 {
 	hipError_t err = hipSuccess;
 
@@ -293,8 +292,9 @@ static hipError_t host_wait(struct hx_sem **sems, const void *params, unsigned n
 		       (void *)stream);
 		return hipErrorInvalidValue;
 	}
-	for (unsigned i = 0; i < n; i++) {
-		uint64_t point = sems[i]->w.timeline ? hx_abi_wait_value(params, i) : 0;
+	for (unsigned i = 0; i < op->count; i++) {
+		struct hx_sem *sem = op->entries[i].sem;
+		uint64_t point = sem->w.timeline ? hx_param_value(hx_abi_params(params), i) : 0;
 		int64_t start = hx_now_ns();
 		bool reported = false;
 		int ret;
@@ -304,22 +304,22 @@ static hipError_t host_wait(struct hx_sem **sems, const void *params, unsigned n
 		for (;;) {
 			int64_t until = hx_reg.stuck_ns ? hx_now_ns() + hx_reg.stuck_ns : INT64_MAX;
 
-			ret = hx_sync_wait_one(&hx_reg.dev, sems[i]->w.handle, point, until);
+			ret = hx_sync_wait_one(&hx_reg.dev, sem->w.handle, point, until);
 			if (ret != -ETIME || !hx_reg.stuck_ns)
 				break;
 			if (!reported) {
 				hx_warn("stuck wait: the calling thread has waited %.1f s for %s "
 					"semaphore %p (syncobj %u) to reach %llu (HIPEXTSEM_HOST_WAIT "
 					"path)", (double)(hx_now_ns() - start) / 1e9,
-					sems[i]->w.timeline ? "timeline" : "binary", hx_reg_handle(sems[i]),
-					sems[i]->w.handle, (unsigned long long)point);
+					sem->w.timeline ? "timeline" : "binary", hx_reg_handle(sem),
+					sem->w.handle, (unsigned long long)point);
 				reported = true;
 			}
 		}
-		if (ret == 0 && !sems[i]->w.timeline)
-			ret = hx_sync_reset(&hx_reg.dev, sems[i]->w.handle);
+		if (ret == 0 && !sem->w.timeline)
+			ret = hx_sync_reset(&hx_reg.dev, sem->w.handle);
 		if (ret && !err) {
-			hx_err("host-side wait on syncobj %u failed: %s", sems[i]->w.handle,
+			hx_err("host-side wait on syncobj %u failed: %s", sem->w.handle,
 			       strerror(-ret));
 			err = hipErrorOperatingSystem;
 		}
@@ -405,9 +405,8 @@ hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsi
 		      hipStream_t stream)
 {
 	static const char what[] = "hipWaitExternalSemaphoresAsync";
-	struct hx_sem *local[LOCAL_SEMS];
 	struct hx_wait_op *op;
-	struct hx_sem **sems;
+	struct hx_params p;
 	enum wait_path path;
 	hipError_t err;
 	bool kick = false;
@@ -418,11 +417,13 @@ hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsi
 		FORWARD_IF_UNUSABLE(WaitExternalSemaphoresAsync, hs, params, n, stream);
 		hx_reg_mark_ready();
 	}
-	err = hx_reg_prepare_op(what, hs, params, n, true, HX_OP_WAIT,
-				sizeof(*op) + (size_t)n * sizeof(op->entries[0]), (void **)&op, &sems,
-				local);
+	err = hx_reg_prepare_op(what, hs, params, n, HX_OP_WAIT,
+				sizeof(*op) + (size_t)n * sizeof(op->entries[0]),
+				offsetof(struct hx_wait_op, entries[0].sem), sizeof(op->entries[0]),
+				(void **)&op);
 	if (err || !op)
 		return err;
+	op->count = n;
 	/* A capturing stream never gets here: graph_wait.c records the wait
 	 * into the capture instead (hx_intercept_wait). */
 
@@ -434,7 +435,7 @@ hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsi
 	}
 	if (path == WAIT_PATH_HOST) {
 		/* Done once it returns: the same clean-up as a failure. */
-		err = host_wait(sems, params, n, stream);
+		err = host_wait(op, params, stream);
 		goto unref;
 	}
 	if (hx_waiter_start(&hx_reg.dev, &waiter_ops)) {
@@ -444,17 +445,16 @@ hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsi
 
 	/* Complete before the op becomes visible (the watchdog reads it). */
 	op->stream = stream;
-	op->count = n;
 	op->enqueued_ns = hx_now_ns();
 	atomic_init(&op->remaining, n + 1); /* +1 until every entry is queued */
+	p = hx_abi_params(params);
 	for (unsigned i = 0; i < n; i++) {
 		struct hx_sem_wait *e = &op->entries[i];
 
 		e->op = op;
-		e->sem = sems[i];
 		e->done = false;
-		e->w.obj = &sems[i]->w;
-		e->w.value = sems[i]->w.timeline ? hx_abi_wait_value(params, i) : 0;
+		e->w.obj = &e->sem->w;
+		e->w.value = e->sem->w.timeline ? hx_param_value(p, i) : 0;
 		e->w.next = i + 1 < n ? &op->entries[i + 1].w : NULL;
 	}
 	for (;;) {
@@ -473,7 +473,7 @@ hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsi
 		path = fall_back_locked(path, err);
 		pthread_mutex_unlock(&hx_reg.lock);
 		if (path == WAIT_PATH_HOST) {
-			err = host_wait(sems, params, n, stream);
+			err = host_wait(op, params, stream);
 			goto unref;
 		}
 	}
@@ -484,15 +484,14 @@ hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsi
 	hx_dbg("%s: %u semaphore(s) on stream %p, slot %u gen %llu", what, n, (void *)stream,
 	       op->slot_index, (unsigned long long)op->gen);
 	hx_waiter_submit(&op->entries[0].w);
-	hx_reg_free_sems(sems, local);
 	/* Drop the guard; the op may be gone after this. */
 	if (atomic_fetch_sub_explicit(&op->remaining, 1, memory_order_acq_rel) == 1)
 		op_release(op);
 	return hipSuccess;
 
 unref:
-	hx_reg_unref_all(sems, n);
-	hx_reg_free_sems(sems, local);
+	for (unsigned i = 0; i < n; i++)
+		hx_sem_unref(op->entries[i].sem);
 	hx_reg_op_free(HX_OP_WAIT, op);
 	return err;
 }
@@ -577,5 +576,5 @@ static int64_t watchdog(int64_t now)
 hipError_t hx_op_wait_validate(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
 			       const char *what)
 {
-	return hx_reg_validate_args(what, hs, params, n, true, NULL);
+	return hx_reg_validate_args(what, hs, params, n, NULL);
 }

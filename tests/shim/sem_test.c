@@ -546,11 +546,11 @@ static void threads(void)
  * never be signaled through it; a live semaphore signaled all along must
  * reach every value.
  */
-#define CHURN_ROUNDS 300
-/* With at most three semaphores live, import j and import j + 63 take the
- * same one of the table's first 64 positions (one is the live semaphore's,
- * the others come back in order). */
-#define CHURN_SAME_POSITION 63
+#define CHURN_ROUNDS 400
+/* With at most three semaphores live, import j and import j + 255 take the
+ * same one of the table's first 256 positions (its first chunk: one is the
+ * live semaphore's, the others come back in order). */
+#define CHURN_SAME_POSITION 255
 static hipExternalSemaphore_t churn_stale[CHURN_ROUNDS];
 static atomic_int churn_latest = -1, churn_seen[2] = { -1, -1 }, churn_ready;
 static atomic_bool churn_done;
@@ -578,7 +578,7 @@ static void *churn_importer(void *arg)
 			next = make_sem(&hs[r + 1], (r + 1) & 1, false);
 		HIPCHECK(hipDestroyExternalSemaphore(cur));
 		/* Stale from here on: its record goes to the next import, and
-		 * the position of round r - 62 holds `next`. */
+		 * the position of round r - 254 holds `next`. */
 		churn_stale[r] = cur;
 		atomic_store(&churn_latest, r);
 		churn_wait_callers(r);

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The per-call records of signal (struct signal_op) and wait (struct
+ * hx_wait_op): a lock-free pool of 32 per kind, claimed and returned
+ * through a bitmap, so that the common call takes no heap allocation.
+ */
+#include <stdlib.h>
+
+#include "registry.h"
+#include "sem.h"
+
+/* Under AddressSanitizer every record comes from malloc, so that its
+ * lifetime stays checked. */
+#if defined(__SANITIZE_ADDRESS__)
+#define OP_POOL_RECORDS 0
+#else
+#define OP_POOL_RECORDS 32
+#endif
+#define ROUND64(x) (((x) + 63) & ~(size_t)63)
+#define SIGNAL_REC ROUND64(sizeof(struct signal_op) + HX_OP_POOL_ENTRIES * sizeof(struct signal_entry))
+#define WAIT_REC ROUND64(sizeof(struct hx_wait_op) + HX_OP_POOL_ENTRIES * sizeof(struct hx_sem_wait))
+
+static _Alignas(64) unsigned char signal_recs[OP_POOL_RECORDS ? OP_POOL_RECORDS : 1][SIGNAL_REC];
+static _Alignas(64) unsigned char wait_recs[OP_POOL_RECORDS ? OP_POOL_RECORDS : 1][WAIT_REC];
+
+static struct op_pool {
+	_Atomic uint64_t free; /* bit i: record i is free */
+	unsigned char *mem;
+	size_t rec;
+} op_pools[HX_OP_KINDS] = {
+	[HX_OP_SIGNAL] = { ((uint64_t)1 << OP_POOL_RECORDS) - 1, &signal_recs[0][0], SIGNAL_REC },
+	[HX_OP_WAIT] = { ((uint64_t)1 << OP_POOL_RECORDS) - 1, &wait_recs[0][0], WAIT_REC },
+};
+
+void *hx_reg_op_alloc(enum hx_op_kind kind, size_t size)
+{
+	struct op_pool *p = &op_pools[kind];
+
+	if (size <= p->rec) {
+		uint64_t m = atomic_load_explicit(&p->free, memory_order_relaxed);
+
+		while (m) {
+			unsigned i = (unsigned)__builtin_ctzll(m);
+
+			if (atomic_compare_exchange_weak_explicit(&p->free, &m, m & ~((uint64_t)1 << i),
+								  memory_order_acquire,
+								  memory_order_relaxed))
+				return p->mem + (size_t)i * p->rec;
+		}
+	}
+	return malloc(size);
+}
+
+void hx_reg_op_free(enum hx_op_kind kind, void *op)
+{
+	struct op_pool *p = &op_pools[kind];
+	size_t off = (size_t)((unsigned char *)op - p->mem);
+
+	if ((unsigned char *)op >= p->mem && off < OP_POOL_RECORDS * p->rec)
+		atomic_fetch_or_explicit(&p->free, (uint64_t)1 << (off / p->rec), memory_order_release);
+	else
+		free(op);
+}
+
+/* A forked child: the records still out belong to the parent's pending
+ * operations. */
+void hx_reg_op_pool_reset(void)
+{
+	for (unsigned k = 0; k < HX_OP_KINDS; k++)
+		atomic_store_explicit(&op_pools[k].free, ((uint64_t)1 << OP_POOL_RECORDS) - 1,
+				      memory_order_relaxed);
+}
