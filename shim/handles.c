@@ -35,6 +35,9 @@ struct hx_sem *hx_reg_lookup_locked(hipExternalSemaphore_t h)
 	return sem;
 }
 
+/* Inlined, like the two checks below: they run for every signal and wait. */
+#define HOT static inline __attribute__((always_inline))
+
 /*
  * The lookup of signal and wait, without the lock: a reference on the
  * live semaphore `h` names, or NULL.  The record read from the table may
@@ -44,7 +47,7 @@ struct hx_sem *hx_reg_lookup_locked(hipExternalSemaphore_t h)
  * and then the table is read again: if the position no longer holds this
  * record under the handle's generation, the reference goes back.
  */
-static struct hx_sem *acquire(hipExternalSemaphore_t h)
+HOT struct hx_sem *acquire(hipExternalSemaphore_t h)
 {
 	uint32_t gen;
 	struct reg_entry *e = hx_reg_decode(h, &gen);
@@ -91,8 +94,8 @@ static inline struct hx_sem **sem_at(unsigned char *out, size_t stride, unsigned
 
 /* Looks up every handle of a signal/wait array and takes a reference on
  * each, without the registry lock.  On failure nothing is held. */
-static hipError_t lookup_array(const char *what, const hipExternalSemaphore_t *hs, unsigned n,
-			       unsigned char *out, size_t stride)
+HOT hipError_t lookup_array(const char *what, const hipExternalSemaphore_t *hs, unsigned n,
+			    unsigned char *out, size_t stride)
 {
 	hipError_t err = hipSuccess;
 	unsigned i;
@@ -122,8 +125,8 @@ static hipError_t lookup_array(const char *what, const hipExternalSemaphore_t *h
 
 /* The argument checks of signal and wait that need no lookup, in the
  * stock runtime's order. */
-static hipError_t check_args(const char *what, const hipExternalSemaphore_t *hs,
-			     const void *params, unsigned n)
+HOT hipError_t check_args(const char *what, const hipExternalSemaphore_t *hs, const void *params,
+			  unsigned n)
 {
 	struct hx_params p;
 
