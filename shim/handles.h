@@ -13,8 +13,6 @@
 #include "hipextsem/hip_api.h"
 #include "registry.h"
 
-#define HANDLE_TAG 0x4858000000000000ull /* "HX" in the top bits */
-#define HANDLE_TAG_MASK 0xffff000000000000ull
 /*
  * A handle is not a pointer: 0x4858 ("HX") in the top 16 bits (never a
  * canonical address, so anything that dereferences one faults at once),
@@ -22,6 +20,8 @@
  * the generation, and free indices are reused in FIFO order, so a stale
  * handle matches a new semaphore only after 2^24 reuses of its slot.
  */
+#define HANDLE_TAG 0x4858000000000000ull /* "HX" in the top bits */
+#define HANDLE_TAG_MASK 0xffff000000000000ull
 #define INDEX_BITS 24
 #define INDEX_MASK ((1u << INDEX_BITS) - 1)
 #define GEN_MASK 0xffffffu

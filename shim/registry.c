@@ -250,9 +250,7 @@ hipError_t hx_op_import(hipExternalSemaphore_t *out, const void *desc)
 	uint32_t handle;
 	int type, fd, ret;
 
-	if (!hx_reg_init())
-		return hipErrorNotInitialized;
-	FORWARD_IF_UNUSABLE(ImportExternalSemaphore, out, desc);
+	SET_UP_OR_FORWARD(ImportExternalSemaphore, out, desc);
 	if (!out || !desc) {
 		hx_err("hipImportExternalSemaphore: %s is NULL", !out ? "extSem_out" : "semHandleDesc");
 		return hipErrorInvalidValue;
@@ -350,9 +348,7 @@ hipError_t hx_op_destroy(hipExternalSemaphore_t h)
 {
 	struct hx_sem *sem;
 
-	if (!hx_reg_init())
-		return hipErrorNotInitialized;
-	FORWARD_IF_UNUSABLE(DestroyExternalSemaphore, h);
+	SET_UP_OR_FORWARD(DestroyExternalSemaphore, h);
 	if (!h) {
 		hx_err("hipDestroyExternalSemaphore: extSem is NULL");
 		return hipErrorInvalidValue;

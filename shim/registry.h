@@ -26,7 +26,7 @@
 #define SLOTS_PER_CHUNK 512u
 
 /* One registry position.  Written under the lock, read without it by
- * the lock-free lookup of signal and wait (registry.c). */
+ * the lock-free lookup of signal and wait (handles.c). */
 struct reg_entry {
 	_Atomic(struct hx_sem *) sem;
 	_Atomic uint32_t gen;
@@ -102,7 +102,7 @@ struct hx_registry {
 	uint32_t free_head, nfree;
 	uint32_t nlive;
 	/* Semaphore records are never handed back to malloc: a lock-free
-	 * lookup may still touch one that was just destroyed (registry.c).
+	 * lookup may still touch one that was just destroyed (handles.c).
 	 * Freed records are pushed on `spare_in` from any thread, and taken
 	 * to `spare` (under the lock) by import. */
 	_Atomic(struct hx_sem *) spare_in;
@@ -145,6 +145,25 @@ extern struct hx_registry hx_reg;
 		}                                                                           \
 	} while (0)
 
+/* How every operation starts: the registry set up, and the runtime's own
+ * answer when there is no usable device. */
+#define SET_UP_OR_FORWARD(fn, ...)                                                          \
+	do {                                                                                \
+		if (!hx_reg_init())                                                         \
+			return hipErrorNotInitialized;                                      \
+		FORWARD_IF_UNUSABLE(fn, __VA_ARGS__);                                       \
+	} while (0)
+
+/* The same for signal and wait, skipped with one load (hx_op_ready(),
+ * ops.h) once it has succeeded. */
+#define SET_UP_ONCE_OR_FORWARD(fn, ...)                                                     \
+	do {                                                                                \
+		if (!hx_op_ready()) {                                                       \
+			SET_UP_OR_FORWARD(fn, __VA_ARGS__);                                 \
+			hx_reg_mark_ready();                                                \
+		}                                                                           \
+	} while (0)
+
 /* Resolves the runtime and sets up the registry once; false when the
  * runtime cannot be used at all. */
 bool hx_reg_init(void);
@@ -179,9 +198,9 @@ void hx_sem_unref(struct hx_sem *sem);
 /* The waiter's release callback (waiter.h): frees a forgotten semaphore. */
 void hx_reg_release_waitable(struct hx_waitable *obj);
 
-/* The argument checks shared by signal and wait (handles.c). */
-
-/* The front half of signal and wait: the argument checks in the stock
+/* The argument checks shared by signal and wait (handles.c).
+ *
+ * The front half of signal and wait: the argument checks in the stock
  * runtime's order, a per-call record of `op_size` bytes, and a referenced
  * lookup of every handle, semaphore i stored at byte `sem_field` +
  * i * `stride` of the record.  On failure nothing is held; *op == NULL

@@ -81,12 +81,7 @@ hipError_t hx_op_signal(const hipExternalSemaphore_t *hs, const void *params, un
 	hipError_t err;
 	int binary = -1; /* index of the first binary semaphore */
 
-	if (!hx_op_ready()) {
-		if (!hx_reg_init())
-			return hipErrorNotInitialized;
-		FORWARD_IF_UNUSABLE(SignalExternalSemaphoresAsync, hs, params, n, stream);
-		hx_reg_mark_ready();
-	}
+	SET_UP_ONCE_OR_FORWARD(SignalExternalSemaphoresAsync, hs, params, n, stream);
 	err = hx_reg_prepare_op(what, hs, params, n, HX_OP_SIGNAL,
 				sizeof(*op) + (size_t)n * sizeof(op->entries[0]),
 				offsetof(struct signal_op, entries[0].sem), sizeof(op->entries[0]),

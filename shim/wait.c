@@ -411,12 +411,7 @@ hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsi
 	hipError_t err;
 	bool kick = false;
 
-	if (!hx_op_ready()) {
-		if (!hx_reg_init())
-			return hipErrorNotInitialized;
-		FORWARD_IF_UNUSABLE(WaitExternalSemaphoresAsync, hs, params, n, stream);
-		hx_reg_mark_ready();
-	}
+	SET_UP_ONCE_OR_FORWARD(WaitExternalSemaphoresAsync, hs, params, n, stream);
 	err = hx_reg_prepare_op(what, hs, params, n, HX_OP_WAIT,
 				sizeof(*op) + (size_t)n * sizeof(op->entries[0]),
 				offsetof(struct hx_wait_op, entries[0].sem), sizeof(op->entries[0]),
