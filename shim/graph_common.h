@@ -70,11 +70,17 @@ static inline bool hx_graph_refuse_foreign(hipGraphNode_t node,
 	return true;
 }
 
+/* Some stream of the process is capturing (one load). */
+static inline bool hx_graph_capture_live(void)
+{
+	return atomic_load_explicit(&hx_captures_live, memory_order_acquire) != 0;
+}
+
 /* Active or invalidated: work on the stream belongs to its capture (an
  * invalidated one refuses it, as CUDA does), not to the stream. */
 static inline bool hx_graph_capturing(hipStream_t stream)
 {
-	if (!atomic_load_explicit(&hx_captures_live, memory_order_acquire))
+	if (!hx_graph_capture_live())
 		return false;
 	return hx_runtime_capture_status(stream) != HX_CAPTURE_STATUS_NONE;
 }

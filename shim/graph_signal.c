@@ -340,33 +340,43 @@ bool hx_graph_signal_known(hipGraphNode_t node)
 
 /* ---- stream capture ---------------------------------------------------- */
 
-hipError_t hx_intercept_signal(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
-			       hipStream_t stream)
+/* A capture is live somewhere: is it this stream's?  Out of line, so
+ * that the common call saves no registers for it. */
+static __attribute__((noinline)) hipError_t signal_maybe_captured(const hipExternalSemaphore_t *hs,
+								  const void *params, unsigned n,
+								  hipStream_t stream)
 {
 	static const char what[] = "hipSignalExternalSemaphoresAsync (captured)";
 	struct gsig *s;
 	hipError_t err;
 
+	if (!hx_graph_capturing(stream) || !hx_runtime_init() || !hx_runtime_usable())
+		return hx_op_signal(hs, params, n, stream);
+	if (!hx_rt.LaunchHostFunc) {
+		hx_err("%s: this runtime has no hipLaunchHostFunc to record the signal into the "
+		       "graph", what);
+		return hipErrorStreamCaptureUnsupported;
+	}
+	/* Recorded as a host node: runs at every launch of the graph. */
+	s = gsig_new(hs, params, n, what, &err);
+	if (!s)
+		return err;
+	err = hx_rt.LaunchHostFunc(stream, gsig_run, s);
+	if (err)
+		hx_err("%s: hipLaunchHostFunc on capturing stream %p failed (error %d)", what,
+		       (void *)stream, (int)err);
+	else
+		hx_dbg("%s: %u semaphore(s) recorded into the capture of stream %p", what, n,
+		       (void *)stream);
+	return err;
+}
+
+hipError_t hx_intercept_signal(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
+			       hipStream_t stream)
+{
 	/* Cheapest first: with no capture live (one load) nothing else is
 	 * asked; a live one implies the runtime was resolved. */
-	if (hs && n && hx_graph_capturing(stream) && hx_runtime_init() && hx_runtime_usable()) {
-		if (!hx_rt.LaunchHostFunc) {
-			hx_err("%s: this runtime has no hipLaunchHostFunc to record the signal "
-			       "into the graph", what);
-			return hipErrorStreamCaptureUnsupported;
-		}
-		/* Recorded as a host node: runs at every launch of the graph. */
-		s = gsig_new(hs, params, n, what, &err);
-		if (!s)
-			return err;
-		err = hx_rt.LaunchHostFunc(stream, gsig_run, s);
-		if (err)
-			hx_err("%s: hipLaunchHostFunc on capturing stream %p failed (error %d)",
-			       what, (void *)stream, (int)err);
-		else
-			hx_dbg("%s: %u semaphore(s) recorded into the capture of stream %p", what,
-			       n, (void *)stream);
-		return err;
-	}
+	if (hs && n && hx_graph_capture_live())
+		return signal_maybe_captured(hs, params, n, stream);
 	return hx_op_signal(hs, params, n, stream);
 }

@@ -317,13 +317,24 @@ out:
 	return err;
 }
 
+/* A capture is live somewhere: is it this stream's?  Out of line, so
+ * that the common call saves no registers for it. */
+static __attribute__((noinline)) hipError_t wait_maybe_captured(const hipExternalSemaphore_t *hs,
+								const void *params, unsigned n,
+								hipStream_t stream)
+{
+	if (hx_graph_capturing(stream) && hx_runtime_init() && hx_runtime_usable())
+		return capture_wait(hs, params, n, stream);
+	return hx_op_wait(hs, params, n, stream);
+}
+
 hipError_t hx_intercept_wait(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
 			     hipStream_t stream)
 {
 	/* Cheapest first: with no capture live (one load) nothing else is
 	 * asked; a live one implies the runtime was resolved. */
-	if (hs && n && hx_graph_capturing(stream) && hx_runtime_init() && hx_runtime_usable())
-		return capture_wait(hs, params, n, stream);
+	if (hs && n && hx_graph_capture_live())
+		return wait_maybe_captured(hs, params, n, stream);
 	return hx_op_wait(hs, params, n, stream);
 }
 

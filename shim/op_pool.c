@@ -23,50 +23,52 @@
 static _Alignas(64) unsigned char signal_recs[OP_POOL_RECORDS ? OP_POOL_RECORDS : 1][SIGNAL_REC];
 static _Alignas(64) unsigned char wait_recs[OP_POOL_RECORDS ? OP_POOL_RECORDS : 1][WAIT_REC];
 
-static struct op_pool {
-	_Atomic uint64_t free; /* bit i: record i is free */
-	unsigned char *mem;
-	size_t rec;
-} op_pools[HX_OP_KINDS] = {
-	[HX_OP_SIGNAL] = { ((uint64_t)1 << OP_POOL_RECORDS) - 1, &signal_recs[0][0], SIGNAL_REC },
-	[HX_OP_WAIT] = { ((uint64_t)1 << OP_POOL_RECORDS) - 1, &wait_recs[0][0], WAIT_REC },
+struct hx_op_pool hx_op_pools[HX_OP_KINDS] = {
+	[HX_OP_SIGNAL] = { ((uint64_t)1 << OP_POOL_RECORDS) - 1, &signal_recs[0][0], SIGNAL_REC, 0 },
+	[HX_OP_WAIT] = { ((uint64_t)1 << OP_POOL_RECORDS) - 1, &wait_recs[0][0], WAIT_REC, 0 },
 };
 
-void *hx_reg_op_alloc(enum hx_op_kind kind, size_t size)
+#define ALL_FREE (((uint64_t)1 << OP_POOL_RECORDS) - 1)
+
+/* hx_reg_op_alloc() is inline (registry.h); this is its way out when
+ * the record is too large or the pool is empty. */
+void *hx_reg_op_heap_alloc(enum hx_op_kind kind, size_t size)
 {
-	struct op_pool *p = &op_pools[kind];
+	void *op = malloc(size);
 
-	if (size <= p->rec) {
-		uint64_t m = atomic_load_explicit(&p->free, memory_order_relaxed);
-
-		while (m) {
-			unsigned i = (unsigned)__builtin_ctzll(m);
-
-			if (atomic_compare_exchange_weak_explicit(&p->free, &m, m & ~((uint64_t)1 << i),
-								  memory_order_acquire,
-								  memory_order_relaxed))
-				return p->mem + (size_t)i * p->rec;
-		}
-	}
-	return malloc(size);
+	if (op)
+		atomic_fetch_add_explicit(&hx_op_pools[kind].from_heap, 1, memory_order_relaxed);
+	return op;
 }
 
 void hx_reg_op_free(enum hx_op_kind kind, void *op)
 {
-	struct op_pool *p = &op_pools[kind];
+	struct hx_op_pool *p = &hx_op_pools[kind];
 	size_t off = (size_t)((unsigned char *)op - p->mem);
 
-	if ((unsigned char *)op >= p->mem && off < OP_POOL_RECORDS * p->rec)
+	if ((unsigned char *)op >= p->mem && off < OP_POOL_RECORDS * p->rec) {
 		atomic_fetch_or_explicit(&p->free, (uint64_t)1 << (off / p->rec), memory_order_release);
-	else
+	} else {
+		atomic_fetch_sub_explicit(&p->from_heap, 1, memory_order_relaxed);
 		free(op);
+	}
+}
+
+unsigned hx_reg_op_outstanding(enum hx_op_kind kind)
+{
+	struct hx_op_pool *p = &hx_op_pools[kind];
+	uint64_t taken = ~atomic_load_explicit(&p->free, memory_order_relaxed) & ALL_FREE;
+
+	return (unsigned)__builtin_popcountll(taken) +
+	       atomic_load_explicit(&p->from_heap, memory_order_relaxed);
 }
 
 /* A forked child: the records still out belong to the parent's pending
  * operations. */
 void hx_reg_op_pool_reset(void)
 {
-	for (unsigned k = 0; k < HX_OP_KINDS; k++)
-		atomic_store_explicit(&op_pools[k].free, ((uint64_t)1 << OP_POOL_RECORDS) - 1,
-				      memory_order_relaxed);
+	for (unsigned k = 0; k < HX_OP_KINDS; k++) {
+		atomic_store_explicit(&hx_op_pools[k].free, ALL_FREE, memory_order_relaxed);
+		atomic_store_explicit(&hx_op_pools[k].from_heap, 0, memory_order_relaxed);
+	}
 }

@@ -377,7 +377,7 @@ void hx_op_stats(struct hx_stats *st)
 	pthread_mutex_lock(&hx_reg.lock);
 	st->live_sems = hx_reg.nlive;
 	st->pending_waits = hx_reg.npending_waits;
-	st->pending_signals = atomic_load(&hx_reg.npending_signals);
+	st->pending_signals = hx_reg_op_outstanding(HX_OP_SIGNAL);
 	st->slots_allocated = (hx_reg.pools[SLOT_HOST].nchunks + hx_reg.pools[SLOT_SIGNAL].nchunks) *
 			      SLOTS_PER_CHUNK;
 	pthread_mutex_unlock(&hx_reg.lock);
@@ -431,7 +431,6 @@ static void fork_child(void)
 	/* Pending ops and their entries belong to the parent's streams. */
 	hx_reg.ops = hx_reg.ops_tail = hx_reg.watch = NULL;
 	hx_reg.npending_waits = 0;
-	atomic_store(&hx_reg.npending_signals, 0);
 	hx_reg_op_pool_reset();
 	/* Wait slots belong to the parent's runtime context. */
 	memset(hx_reg.pools, 0, sizeof(hx_reg.pools));

@@ -114,7 +114,6 @@ struct hx_registry {
 	struct hx_wait_op *watch;         /* oldest wait the watchdog has not reported */
 	int64_t stuck_ns;                 /* HIPEXTSEM_STUCK_MS; 0 = off */
 	unsigned npending_waits;
-	atomic_uint npending_signals;
 
 	int64_t waiter_wakes_at; /* the waiter's next watchdog check */
 	bool watchdog_idle;      /* it knows there is nothing pending */
@@ -174,16 +173,48 @@ void hx_reg_mark_ready(void);
 
 /* The per-call records of signal (struct signal_op) and wait (struct
  * hx_wait_op) with up to HX_OP_POOL_ENTRIES semaphores come from a
- * lock-free pool of 32 per kind; larger ones, or any when the pool is
- * empty, from malloc.  Any thread may free. */
+ * lock-free pool of 32 per kind (op_pool.c); larger ones, or any when
+ * the pool is empty, from malloc.  Any thread may free. */
 enum hx_op_kind {
 	HX_OP_SIGNAL,
 	HX_OP_WAIT,
 	HX_OP_KINDS,
 };
 #define HX_OP_POOL_ENTRIES 16
-void *hx_reg_op_alloc(enum hx_op_kind kind, size_t size);
+
+struct hx_op_pool {
+	_Atomic uint64_t free; /* bit i: record i is free */
+	unsigned char *mem;
+	size_t rec;
+	atomic_uint from_heap; /* records of this kind from malloc, not yet freed */
+};
+extern struct hx_op_pool hx_op_pools[HX_OP_KINDS];
+void *hx_reg_op_heap_alloc(enum hx_op_kind kind, size_t size);
+
+/* Inline: signal and wait take one record per call. */
+static inline __attribute__((always_inline)) void *hx_reg_op_alloc(enum hx_op_kind kind,
+								 size_t size)
+{
+	struct hx_op_pool *p = &hx_op_pools[kind];
+
+	if (size <= p->rec) {
+		uint64_t m = atomic_load_explicit(&p->free, memory_order_relaxed);
+
+		while (m) {
+			unsigned i = (unsigned)__builtin_ctzll(m);
+
+			if (atomic_compare_exchange_weak_explicit(&p->free, &m, m & ~((uint64_t)1 << i),
+								  memory_order_acquire,
+								  memory_order_relaxed))
+				return p->mem + (size_t)i * p->rec;
+		}
+	}
+	return hx_reg_op_heap_alloc(kind, size);
+}
 void hx_reg_op_free(enum hx_op_kind kind, void *op);
+/* Records of `kind` out: the signals or waits enqueued and not yet done
+ * (and any call between its record and its enqueue). */
+unsigned hx_reg_op_outstanding(enum hx_op_kind kind);
 void hx_reg_op_pool_reset(void);
 
 /* The handle of a registered semaphore, and the reverse (NULL for anything
@@ -198,16 +229,6 @@ void hx_sem_unref(struct hx_sem *sem);
 /* The waiter's release callback (waiter.h): frees a forgotten semaphore. */
 void hx_reg_release_waitable(struct hx_waitable *obj);
 
-/* The argument checks shared by signal and wait (handles.c).
- *
- * The front half of signal and wait: the argument checks in the stock
- * runtime's order, a per-call record of `op_size` bytes, and a referenced
- * lookup of every handle, semaphore i stored at byte `sem_field` +
- * i * `stride` of the record.  On failure nothing is held; *op == NULL
- * with hipSuccess means numExtSems == 0, nothing to do. */
-hipError_t hx_reg_prepare_op(const char *what, const hipExternalSemaphore_t *hs,
-			     const void *params, unsigned n, enum hx_op_kind kind, size_t op_size,
-			     size_t sem_field, size_t stride, void **op);
 /* The argument checks of a signal or wait that runs later (a graph node):
  * the same checks and lookups, then `check` (may be NULL) on the
  * looked-up semaphores, nothing held afterwards. */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "handles.h"
 #include "log.h"
 #include "ops.h"
 #include "registry.h"
@@ -33,7 +34,6 @@ static void run_signal(struct signal_op *op)
 		HX_TRACE(signal, hx_reg_handle(e->sem), e->value, op->stream, op->enqueued_ns, t);
 		hx_sem_unref(e->sem);
 	}
-	atomic_fetch_sub_explicit(&hx_reg.npending_signals, 1, memory_order_relaxed);
 	hx_reg_op_free(HX_OP_SIGNAL, op);
 }
 
@@ -79,43 +79,48 @@ hipError_t hx_op_signal(const hipExternalSemaphore_t *hs, const void *params, un
 	struct signal_op *op;
 	struct hx_params p;
 	hipError_t err;
-	int binary = -1; /* index of the first binary semaphore */
+	int binary = -1;    /* index of the first binary semaphore */
+	int bad_value = -1; /* index of the first timeline point 0 */
 
 	SET_UP_ONCE_OR_FORWARD(SignalExternalSemaphoresAsync, hs, params, n, stream);
-	err = hx_reg_prepare_op(what, hs, params, n, HX_OP_SIGNAL,
-				sizeof(*op) + (size_t)n * sizeof(op->entries[0]),
-				offsetof(struct signal_op, entries[0].sem), sizeof(op->entries[0]),
-				(void **)&op);
+	err = hx_begin_op(what, hs, params, n, HX_OP_SIGNAL,
+			  sizeof(*op) + (size_t)n * sizeof(op->entries[0]), (void **)&op);
 	if (err || !op)
 		return err;
-	op->count = n;
-	op->stream = stream;
-	/* Only the trace reads it: no clock read per call otherwise. */
-	op->enqueued_ns = hx_trace_on ? hx_now_ns() : 0;
+	/* One pass: every handle taken, every value read.  A timeline
+	 * point 0 is reported only once every handle is known good: a bad
+	 * handle further on is the answer, as it always was. */
 	p = hx_abi_params(params);
 	for (unsigned i = 0; i < n; i++) {
 		struct signal_entry *e = &op->entries[i];
 
+		HX_TAKE_OR_RETURN(what, hs, i, HX_OP_SIGNAL, op);
 		e->value = hx_param_value(p, i);
-		if (!err)
-			err = check_signal_value(what, hs[i], e->sem, e->value);
-		if (binary < 0 && !e->sem->w.timeline)
-			binary = (int)i;
+		if (!e->sem->w.timeline) {
+			if (binary < 0)
+				binary = (int)i;
+		} else if (e->value == 0 && bad_value < 0) {
+			bad_value = (int)i;
+		}
 	}
+	op->count = n;
+	op->stream = stream;
+	/* Only the trace reads it: no clock read per call otherwise. */
+	op->enqueued_ns = hx_trace_on ? hx_now_ns() : 0;
+	if (bad_value >= 0)
+		err = check_signal_value(what, hs[bad_value], op->entries[bad_value].sem,
+					 op->entries[bad_value].value);
 	/* Capture was dealt with by the caller (graph_signal.c): a captured
 	 * signal becomes a graph host node there. */
 	if (!err) {
-		atomic_fetch_add_explicit(&hx_reg.npending_signals, 1, memory_order_relaxed);
 		if (hx_rt.LaunchHostFunc)
 			err = hx_rt.LaunchHostFunc(stream, signal_host_fn, op);
 		else
 			err = hx_rt.StreamAddCallback(stream, signal_stream_cb, op, 0);
-		if (err) {
-			atomic_fetch_sub_explicit(&hx_reg.npending_signals, 1, memory_order_relaxed);
+		if (err)
 			err = hx_reg_map_enqueue_error(err, hx_rt.LaunchHostFunc ? "hipLaunchHostFunc"
 									  : "hipStreamAddCallback",
 						stream);
-		}
 	}
 	if (err) {
 		for (unsigned i = 0; i < n; i++)

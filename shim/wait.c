@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "handles.h"
 #include "log.h"
 #include "ops.h"
 #include "registry.h"
@@ -412,12 +413,22 @@ hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsi
 	bool kick = false;
 
 	SET_UP_ONCE_OR_FORWARD(WaitExternalSemaphoresAsync, hs, params, n, stream);
-	err = hx_reg_prepare_op(what, hs, params, n, HX_OP_WAIT,
-				sizeof(*op) + (size_t)n * sizeof(op->entries[0]),
-				offsetof(struct hx_wait_op, entries[0].sem), sizeof(op->entries[0]),
-				(void **)&op);
+	err = hx_begin_op(what, hs, params, n, HX_OP_WAIT,
+			  sizeof(*op) + (size_t)n * sizeof(op->entries[0]), (void **)&op);
 	if (err || !op)
 		return err;
+	/* One pass: every handle taken, its entry filled in. */
+	p = hx_abi_params(params);
+	for (unsigned i = 0; i < n; i++) {
+		struct hx_sem_wait *e = &op->entries[i];
+
+		HX_TAKE_OR_RETURN(what, hs, i, HX_OP_WAIT, op);
+		e->op = op;
+		e->done = false;
+		e->w.obj = &e->sem->w;
+		e->w.value = e->sem->w.timeline ? hx_param_value(p, i) : 0;
+		e->w.next = i + 1 < n ? &op->entries[i + 1].w : NULL;
+	}
 	op->count = n;
 	/* A capturing stream never gets here: graph_wait.c records the wait
 	 * into the capture instead (hx_intercept_wait). */
@@ -442,16 +453,6 @@ hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsi
 	op->stream = stream;
 	op->enqueued_ns = hx_now_ns();
 	atomic_init(&op->remaining, n + 1); /* +1 until every entry is queued */
-	p = hx_abi_params(params);
-	for (unsigned i = 0; i < n; i++) {
-		struct hx_sem_wait *e = &op->entries[i];
-
-		e->op = op;
-		e->done = false;
-		e->w.obj = &e->sem->w;
-		e->w.value = e->sem->w.timeline ? hx_param_value(p, i) : 0;
-		e->w.next = i + 1 < n ? &op->entries[i + 1].w : NULL;
-	}
 	for (;;) {
 		err = enqueue_stream_wait(op, path, stream, &kick);
 		if (!err)

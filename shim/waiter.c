@@ -37,7 +37,6 @@ static struct {
 	pthread_mutex_t lock;
 	const struct hx_sync_dev *dev;
 	const struct hx_waiter_ops *ops;
-	atomic_bool started;
 	bool use_eventfd;
 	int epfd;
 	int kick;                 /* eventfd mode: wakes the thread to free zombies */
@@ -56,11 +55,14 @@ static struct {
 	.kick = -1,
 };
 
+/* Set under w.lock once the thread runs; read without it (waiter.h). */
+atomic_bool hx_waiter_started;
+
 static void drain_incoming_locked(struct hx_wait_entry **done);
 
 const char *hx_waiter_mode(void)
 {
-	if (!w.started)
+	if (!atomic_load_explicit(&hx_waiter_started, memory_order_relaxed))
 		return "not started";
 	return w.use_eventfd ? "eventfd+epoll" : "multi-wait";
 }
@@ -396,16 +398,14 @@ static void *multiwait_thread(void *arg)
 	return NULL;
 }
 
-int hx_waiter_start(const struct hx_sync_dev *dev, const struct hx_waiter_ops *ops)
+int hx_waiter_start_slow(const struct hx_sync_dev *dev, const struct hx_waiter_ops *ops)
 {
 	pthread_attr_t attr;
 	sigset_t all, old;
 	int ret;
 
-	if (atomic_load_explicit(&w.started, memory_order_acquire))
-		return 0;
 	pthread_mutex_lock(&w.lock);
-	if (w.started) {
+	if (atomic_load_explicit(&hx_waiter_started, memory_order_relaxed)) {
 		pthread_mutex_unlock(&w.lock);
 		return 0;
 	}
@@ -458,7 +458,7 @@ int hx_waiter_start(const struct hx_sync_dev *dev, const struct hx_waiter_ops *o
 		return ret;
 	}
 	pthread_setname_np(w.thread, "hipextsem-wait");
-	atomic_store_explicit(&w.started, true, memory_order_release);
+	atomic_store_explicit(&hx_waiter_started, true, memory_order_release);
 	hx_info("waiter thread started (%s)", hx_waiter_mode());
 	pthread_mutex_unlock(&w.lock);
 	return 0;
@@ -611,7 +611,7 @@ bool hx_waiter_forget(struct hx_waitable *obj)
 		close(obj->efd);
 		obj->efd = -1;
 	}
-	now = !w.started;
+	now = !atomic_load_explicit(&hx_waiter_started, memory_order_relaxed);
 	if (!now) {
 		obj->wnext = w.zombies;
 		w.zombies = obj;
@@ -624,7 +624,7 @@ bool hx_waiter_forget(struct hx_waitable *obj)
 void hx_waiter_kick(void)
 {
 	pthread_mutex_lock(&w.lock);
-	if (w.started)
+	if (atomic_load_explicit(&hx_waiter_started, memory_order_relaxed))
 		kick();
 	pthread_mutex_unlock(&w.lock);
 }
@@ -640,7 +640,7 @@ void hx_waiter_reset_after_fork(void)
 	if (w.kick >= 0)
 		close(w.kick);
 	w.epfd = w.kick = -1;
-	w.started = false;
+	atomic_store_explicit(&hx_waiter_started, false, memory_order_relaxed);
 	w.list = NULL;
 	w.nlist = 0;
 	w.zombies = NULL;

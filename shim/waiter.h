@@ -11,6 +11,7 @@
 #ifndef HIPEXTSEM_WAITER_H
 #define HIPEXTSEM_WAITER_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -51,8 +52,16 @@ struct hx_waiter_ops {
 	void (*release)(struct hx_waitable *obj);
 };
 
-/* Starts the thread on first call (later calls return 0 at once). */
-int hx_waiter_start(const struct hx_sync_dev *dev, const struct hx_waiter_ops *ops);
+/* Starts the thread on first call (later calls return 0 at once, with
+ * one load: every wait calls it). */
+extern atomic_bool hx_waiter_started;
+int hx_waiter_start_slow(const struct hx_sync_dev *dev, const struct hx_waiter_ops *ops);
+static inline int hx_waiter_start(const struct hx_sync_dev *dev, const struct hx_waiter_ops *ops)
+{
+	if (atomic_load_explicit(&hx_waiter_started, memory_order_acquire))
+		return 0;
+	return hx_waiter_start_slow(dev, ops);
+}
 
 /* Hands a list of entries (linked through `next`, in order) to the
  * thread, which queues each on its object and arms the notification.
