@@ -12,11 +12,12 @@
 
 #include "hipextsem/hip_api.h"
 #include "hipextsem/hip_graph.h"
+#include "hot.h"
 #include "intercept.h"
 #include "ops.h"
 
 #define HX_EXPORT __attribute__((visibility("default")))
-#define HX_SELF(f) extern __typeof__(f) hx_self_##f __attribute__((alias(#f), visibility("hidden")))
+#define HX_SELF(f) extern __typeof__(f) hx_self_##f __attribute__((alias(#f), copy(f), visibility("hidden")))
 
 /* ---- hip_4.3: the four calls ------------------------------------------- */
 
@@ -26,7 +27,7 @@ HX_EXPORT hipError_t hipImportExternalSemaphore(hipExternalSemaphore_t *extSem_o
 	return hx_op_import(extSem_out, semHandleDesc);
 }
 
-HX_EXPORT hipError_t
+HX_HOT_PATH HX_EXPORT hipError_t
 hipSignalExternalSemaphoresAsync(const hipExternalSemaphore_t *extSemArray,
 				 const hipExternalSemaphoreSignalParams *paramsArray,
 				 unsigned int numExtSems, hipStream_t stream)
@@ -34,7 +35,7 @@ hipSignalExternalSemaphoresAsync(const hipExternalSemaphore_t *extSemArray,
 	return hx_intercept_signal(extSemArray, paramsArray, numExtSems, stream);
 }
 
-HX_EXPORT hipError_t hipWaitExternalSemaphoresAsync(const hipExternalSemaphore_t *extSemArray,
+HX_HOT_PATH HX_EXPORT hipError_t hipWaitExternalSemaphoresAsync(const hipExternalSemaphore_t *extSemArray,
 						    const hipExternalSemaphoreWaitParams *paramsArray,
 						    unsigned int numExtSems, hipStream_t stream)
 {

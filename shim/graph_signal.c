@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "graph_common.h"
+#include "hot.h"
 #include "intercept.h"
 #include "log.h"
 #include "ops.h"
@@ -371,7 +372,7 @@ static __attribute__((noinline)) hipError_t signal_maybe_captured(const hipExter
 	return err;
 }
 
-hipError_t hx_intercept_signal(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
+HX_HOT_PATH hipError_t hx_intercept_signal(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
 			       hipStream_t stream)
 {
 	/* Cheapest first: with no capture live (one load) nothing else is

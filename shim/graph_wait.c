@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "graph_wait.h"
+#include "hot.h"
 #include "intercept.h"
 #include "log.h"
 #include "ops.h"
@@ -328,7 +329,7 @@ static __attribute__((noinline)) hipError_t wait_maybe_captured(const hipExterna
 	return hx_op_wait(hs, params, n, stream);
 }
 
-hipError_t hx_intercept_wait(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
+HX_HOT_PATH hipError_t hx_intercept_wait(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
 			     hipStream_t stream)
 {
 	/* Cheapest first: with no capture live (one load) nothing else is

@@ -16,19 +16,34 @@
 #else
 #define OP_POOL_RECORDS 32
 #endif
+#define ALL_FREE (((uint64_t)1 << OP_POOL_RECORDS) - 1)
 #define ROUND64(x) (((x) + 63) & ~(size_t)63)
 #define SIGNAL_REC ROUND64(sizeof(struct signal_op) + HX_OP_POOL_ENTRIES * sizeof(struct signal_entry))
 #define WAIT_REC ROUND64(sizeof(struct hx_wait_op) + HX_OP_POOL_ENTRIES * sizeof(struct hx_sem_wait))
 
-static _Alignas(64) unsigned char signal_recs[OP_POOL_RECORDS ? OP_POOL_RECORDS : 1][SIGNAL_REC];
-static _Alignas(64) unsigned char wait_recs[OP_POOL_RECORDS ? OP_POOL_RECORDS : 1][WAIT_REC];
+struct hx_op_pool hx_op_pools[HX_OP_KINDS];
 
-struct hx_op_pool hx_op_pools[HX_OP_KINDS] = {
-	[HX_OP_SIGNAL] = { ((uint64_t)1 << OP_POOL_RECORDS) - 1, &signal_recs[0][0], SIGNAL_REC, 0 },
-	[HX_OP_WAIT] = { ((uint64_t)1 << OP_POOL_RECORDS) - 1, &wait_recs[0][0], WAIT_REC, 0 },
-};
+/* The records live on the heap, not in the library's .bss: there they
+ * pushed the small globals every call reads onto pages of their own
+ * (hot.h says why pages count). */
+void hx_reg_op_pool_init(void)
+{
+	static const size_t rec[HX_OP_KINDS] = { [HX_OP_SIGNAL] = SIGNAL_REC,
+						 [HX_OP_WAIT] = WAIT_REC };
 
-#define ALL_FREE (((uint64_t)1 << OP_POOL_RECORDS) - 1)
+	if (OP_POOL_RECORDS == 0)
+		return;
+	for (unsigned k = 0; k < HX_OP_KINDS; k++) {
+		struct hx_op_pool *p = &hx_op_pools[k];
+		unsigned char *mem = aligned_alloc(64, OP_POOL_RECORDS * rec[k]);
+
+		if (!mem)
+			continue; /* every record of this kind from malloc */
+		p->mem = mem;
+		p->rec = rec[k];
+		atomic_store_explicit(&p->free, ALL_FREE, memory_order_release);
+	}
+}
 
 /* hx_reg_op_alloc() is inline (registry.h); this is its way out when
  * the record is too large or the pool is empty. */
@@ -46,7 +61,7 @@ void hx_reg_op_free(enum hx_op_kind kind, void *op)
 	struct hx_op_pool *p = &hx_op_pools[kind];
 	size_t off = (size_t)((unsigned char *)op - p->mem);
 
-	if ((unsigned char *)op >= p->mem && off < OP_POOL_RECORDS * p->rec) {
+	if (p->mem && (unsigned char *)op >= p->mem && off < OP_POOL_RECORDS * p->rec) {
 		atomic_fetch_or_explicit(&p->free, (uint64_t)1 << (off / p->rec), memory_order_release);
 	} else {
 		atomic_fetch_sub_explicit(&p->from_heap, 1, memory_order_relaxed);
@@ -68,7 +83,8 @@ unsigned hx_reg_op_outstanding(enum hx_op_kind kind)
 void hx_reg_op_pool_reset(void)
 {
 	for (unsigned k = 0; k < HX_OP_KINDS; k++) {
-		atomic_store_explicit(&hx_op_pools[k].free, ALL_FREE, memory_order_relaxed);
+		if (hx_op_pools[k].mem)
+			atomic_store_explicit(&hx_op_pools[k].free, ALL_FREE, memory_order_relaxed);
 		atomic_store_explicit(&hx_op_pools[k].from_heap, 0, memory_order_relaxed);
 	}
 }

@@ -39,6 +39,7 @@ static void init_once_fn(void)
 	hx_trace_init();
 	hx_reg.stuck_ns = hx_getenv_long("HIPEXTSEM_STUCK_MS", 5000, 0, 86400000) * 1000000LL;
 	hx_reg.pid = getpid();
+	hx_reg_op_pool_init();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 

@@ -174,7 +174,7 @@ void hx_reg_mark_ready(void);
 /* The per-call records of signal (struct signal_op) and wait (struct
  * hx_wait_op) with up to HX_OP_POOL_ENTRIES semaphores come from a
  * lock-free pool of 32 per kind (op_pool.c); larger ones, or any when
- * the pool is empty, from malloc.  Any thread may free. */
+ * the pool is empty or not set up, from malloc.  Any thread may free. */
 enum hx_op_kind {
 	HX_OP_SIGNAL,
 	HX_OP_WAIT,
@@ -212,6 +212,8 @@ static inline __attribute__((always_inline)) void *hx_reg_op_alloc(enum hx_op_ki
 	return hx_reg_op_heap_alloc(kind, size);
 }
 void hx_reg_op_free(enum hx_op_kind kind, void *op);
+/* Once, at the registry's set-up: until then every record is malloc'd. */
+void hx_reg_op_pool_init(void);
 /* Records of `kind` out: the signals or waits enqueued and not yet done
  * (and any call between its record and its enqueue). */
 unsigned hx_reg_op_outstanding(enum hx_op_kind kind);

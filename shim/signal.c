@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "handles.h"
+#include "hot.h"
 #include "log.h"
 #include "ops.h"
 #include "registry.h"
@@ -72,7 +73,7 @@ static hipError_t check_signal_values(const char *what, const hipExternalSemapho
 	return err;
 }
 
-hipError_t hx_op_signal(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
+HX_HOT_PATH hipError_t hx_op_signal(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
 			hipStream_t stream)
 {
 	static const char what[] = "hipSignalExternalSemaphoresAsync";

@@ -13,6 +13,8 @@
 #include <unistd.h>
 #include <xf86drm.h>
 
+#include "hot.h"
+
 /* Linux 6.6 added DRM_IOCTL_SYNCOBJ_EVENTFD; libdrm < 2.4.116 headers (Debian
  * 12 has 2.4.114) do not know it.  The layout is fixed uAPI. */
 #ifndef DRM_IOCTL_SYNCOBJ_EVENTFD
@@ -40,7 +42,7 @@ static int neg_errno(int ret)
 	return ret < 0 ? ret : -EIO;
 }
 
-int64_t hx_now_ns(void)
+HX_HOT_PATH int64_t hx_now_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -127,7 +129,7 @@ int hx_sync_poll(const struct hx_sync_dev *dev, uint32_t handle, uint64_t point)
 	return hx_sync_wait_one(dev, handle, point, 0);
 }
 
-int hx_sync_eventfd(const struct hx_sync_dev *dev, uint32_t handle, uint64_t point, int efd)
+HX_HOT_PATH int hx_sync_eventfd(const struct hx_sync_dev *dev, uint32_t handle, uint64_t point, int efd)
 {
 	struct drm_syncobj_eventfd args = {
 		.handle = handle,

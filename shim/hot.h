@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The code every signal and wait runs on the application's thread is
+ * marked HX_HOT_PATH: GCC places such functions in .text.hot, which the
+ * linker keeps together, so that a call touches one or two pages of the
+ * library's code instead of one per source file.  After a context switch
+ * each page's translation has to be found again (a page walk in
+ * hardware, a software refill under an emulator), so a call that
+ * follows a blocking hipStreamSynchronize pays per page touched.
+ */
+#ifndef HIPEXTSEM_HOT_H
+#define HIPEXTSEM_HOT_H
+
+#define HX_HOT_PATH __attribute__((hot))
+
+#endif
