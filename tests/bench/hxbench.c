@@ -5,8 +5,8 @@
  *
  *   hxbench MODE OUTFILE [N]
  *
- * MODE: signal | wait | enqueue | stall | scale | floor (N = number of
- * semaphores; floor: floor.c).
+ * MODE: signal | wait | enqueue | pages | stall | scale | floor (N = number
+ * of semaphores; floor: floor.c).
  * Runs inside the test VM (real kernel sync objects) on cpuhip abi6 with the
  * shim preloaded; exits 77 (skipped) where there is no render node.
  *
@@ -486,6 +486,83 @@ static void bench_enqueue(unsigned nsamples)
 	close(efd);
 }
 
+/* ---- what a call costs after a context switch --------------------------- */
+
+/*
+ * The same batch of signals three times on a held stream: first right
+ * after hipStreamSynchronize (the thread slept), then again at once, then
+ * after a 300 us sleep; hipLaunchHostFunc alike.  Under the emulator a
+ * batch after a sleep costs what the first does: the call pays for the
+ * pages it touches, not only for its instructions (shim/hot.h).
+ */
+static void bench_pages(unsigned nsamples)
+{
+	enum { NSEM = 16 * BATCH };
+	struct bsem *bs = calloc(NSEM, sizeof(*bs));
+	hipExternalSemaphore_t hs[NSEM];
+	test_signal_params sp[16];
+	volatile uint64_t *gate = pinned(sizeof(uint64_t));
+	static const char *const when[3] = { "first", "again", "slept" };
+	struct samples *s_sig[2][3], *s_hf[3];
+	const unsigned ns[2] = { 1, 16 };
+	hipStream_t st;
+	char name[64];
+
+	for (int w = 0; w < 3; w++) {
+		s_hf[w] = calloc(1, sizeof(struct samples));
+		for (int v = 0; v < 2; v++)
+			s_sig[v][w] = calloc(1, sizeof(struct samples));
+	}
+	for (int i = 0; i < NSEM; i++) {
+		bsem_make(&bs[i]);
+		hs[i] = bs[i].s;
+	}
+	memset(sp, 0, sizeof(sp));
+	HIPCHECK(hipStreamCreate(&st));
+	uint64_t p = 0;
+	for (unsigned k = 0; k < nsamples + 4 && time_left(); k++) {
+		bool keep = k >= 4;
+
+		for (int v = 0; v < 3; v++) { /* 1 semaphore, 16, hipLaunchHostFunc */
+			p++;
+			HIPCHECK(hipStreamWaitValue64(st, (void *)gate, p, hipStreamWaitValueGte, ~0ull));
+			for (unsigned i = 0; i < 16; i++)
+				sp[i].params.fence.value = p;
+			for (int w = 0; w < 3; w++) {
+				int64_t c0;
+
+				if (w == 2)
+					sleep_us(300);
+				c0 = cpu_ns();
+				for (unsigned b = 0; b < BATCH; b++) {
+					if (v == 2)
+						HIPCHECK(hipLaunchHostFunc(st, hostfn_noop, NULL));
+					else
+						HIPCHECK(hipSignalExternalSemaphoresAsync(
+							&hs[b * 16],
+							(const hipExternalSemaphoreSignalParams *)sp,
+							ns[v], st));
+				}
+				if (keep)
+					add(v == 2 ? s_hf[w] : s_sig[v][w], (cpu_ns() - c0) / BATCH);
+			}
+			__atomic_store_n(gate, p, __ATOMIC_RELEASE);
+			HIPCHECK(hipStreamSynchronize(st));
+		}
+	}
+	for (int w = 0; w < 3; w++) {
+		for (int v = 0; v < 2; v++) {
+			snprintf(name, sizeof(name), "pages.signal%u.%s", ns[v], when[w]);
+			report_lat(name, s_sig[v][w]);
+		}
+		snprintf(name, sizeof(name), "pages.launchhostfunc.%s", when[w]);
+		report_lat(name, s_hf[w]);
+	}
+	HIPCHECK(hipStreamDestroy(st));
+	for (int i = 0; i < NSEM; i++)
+		HIPCHECK(hipDestroyExternalSemaphore(bs[i].s));
+}
+
 /* ---- stream stall ------------------------------------------------------ */
 
 static void bench_stall(unsigned nsamples)
@@ -761,7 +838,7 @@ int main(int argc, char **argv)
 	unsigned nsamples = getenv("HXBENCH_SAMPLES") ? (unsigned)atol(getenv("HXBENCH_SAMPLES")) : 300;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: hxbench signal|wait|enqueue|stall|scale|floor OUTFILE [N]\n");
+		fprintf(stderr, "usage: hxbench signal|wait|enqueue|pages|stall|scale|floor OUTFILE [N]\n");
 		return 2;
 	}
 	if (access(node ? node : "/dev/dri/renderD128", R_OK | W_OK) != 0) {
@@ -793,6 +870,8 @@ int main(int argc, char **argv)
 		bench_enqueue(nsamples);
 	else if (strcmp(mode, "stall") == 0)
 		bench_stall(nsamples);
+	else if (strcmp(mode, "pages") == 0)
+		bench_pages(nsamples);
 	else if (strcmp(mode, "scale") == 0 && argc > 3)
 		bench_scale((unsigned)atol(argv[3]), nsamples);
 	else
