@@ -63,7 +63,7 @@ static inline struct reg_entry *hx_reg_decode(hipExternalSemaphore_t h, uint32_t
 }
 
 /* Inlined into signal and wait: they run for every call. */
-#define HX_HOT static inline __attribute__((always_inline))
+#define HX_INLINE static inline __attribute__((always_inline))
 
 /* The bad-argument answers of the checks below, out of line: each logs
  * why and returns the stock runtime's error. */
@@ -82,7 +82,7 @@ HX_COLD hipError_t hx_op_out_of_memory(const char *what, unsigned n);
  * longer holds this record under the handle's generation, the reference
  * goes back.
  */
-HX_HOT struct hx_sem *hx_acquire(hipExternalSemaphore_t h)
+HX_INLINE struct hx_sem *hx_acquire(hipExternalSemaphore_t h)
 {
 	uint32_t gen;
 	struct reg_entry *e;
@@ -110,7 +110,7 @@ HX_HOT struct hx_sem *hx_acquire(hipExternalSemaphore_t h)
 
 /* The argument checks of signal and wait that need no lookup, in the
  * stock runtime's order: the arrays, then every element's flags. */
-HX_HOT hipError_t hx_check_args(const char *what, const hipExternalSemaphore_t *hs,
+HX_INLINE hipError_t hx_check_args(const char *what, const hipExternalSemaphore_t *hs,
 				const void *params, unsigned n)
 {
 	struct hx_params p;
@@ -130,7 +130,7 @@ HX_HOT hipError_t hx_check_args(const char *what, const hipExternalSemaphore_t *
  * there is nothing to do).  The caller then takes every handle with
  * hx_acquire() straight into the record.
  */
-HX_HOT hipError_t hx_begin_op(const char *what, const hipExternalSemaphore_t *hs,
+HX_INLINE hipError_t hx_begin_op(const char *what, const hipExternalSemaphore_t *hs,
 			      const void *params, unsigned n, enum hx_op_kind kind, size_t size,
 			      void **op)
 {

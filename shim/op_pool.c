@@ -72,7 +72,7 @@ void hx_reg_op_free(enum hx_op_kind kind, void *op)
 unsigned hx_reg_op_outstanding(enum hx_op_kind kind)
 {
 	struct hx_op_pool *p = &hx_op_pools[kind];
-	uint64_t taken = ~atomic_load_explicit(&p->free, memory_order_relaxed) & ALL_FREE;
+	uint64_t taken = p->mem ? ~atomic_load_explicit(&p->free, memory_order_relaxed) & ALL_FREE : 0;
 
 	return (unsigned)__builtin_popcountll(taken) +
 	       atomic_load_explicit(&p->from_heap, memory_order_relaxed);
