@@ -27,7 +27,8 @@ HX_EXPORT hipError_t hipImportExternalSemaphore(hipExternalSemaphore_t *extSem_o
 	return hx_op_import(extSem_out, semHandleDesc);
 }
 
-HX_HOT_PATH HX_EXPORT hipError_t
+HX_HOT_PATH
+HX_EXPORT hipError_t
 hipSignalExternalSemaphoresAsync(const hipExternalSemaphore_t *extSemArray,
 				 const hipExternalSemaphoreSignalParams *paramsArray,
 				 unsigned int numExtSems, hipStream_t stream)
@@ -35,7 +36,8 @@ hipSignalExternalSemaphoresAsync(const hipExternalSemaphore_t *extSemArray,
 	return hx_intercept_signal(extSemArray, paramsArray, numExtSems, stream);
 }
 
-HX_HOT_PATH HX_EXPORT hipError_t hipWaitExternalSemaphoresAsync(const hipExternalSemaphore_t *extSemArray,
+HX_HOT_PATH
+HX_EXPORT hipError_t hipWaitExternalSemaphoresAsync(const hipExternalSemaphore_t *extSemArray,
 						    const hipExternalSemaphoreWaitParams *paramsArray,
 						    unsigned int numExtSems, hipStream_t stream)
 {

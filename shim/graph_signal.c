@@ -372,7 +372,8 @@ static __attribute__((noinline)) hipError_t signal_maybe_captured(const hipExter
 	return err;
 }
 
-HX_HOT_PATH hipError_t hx_intercept_signal(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
+HX_HOT_PATH
+hipError_t hx_intercept_signal(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
 			       hipStream_t stream)
 {
 	/* Cheapest first: with no capture live (one load) nothing else is

@@ -329,7 +329,8 @@ static __attribute__((noinline)) hipError_t wait_maybe_captured(const hipExterna
 	return hx_op_wait(hs, params, n, stream);
 }
 
-HX_HOT_PATH hipError_t hx_intercept_wait(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
+HX_HOT_PATH
+hipError_t hx_intercept_wait(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
 			     hipStream_t stream)
 {
 	/* Cheapest first: with no capture live (one load) nothing else is

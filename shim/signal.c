@@ -73,7 +73,8 @@ static hipError_t check_signal_values(const char *what, const hipExternalSemapho
 	return err;
 }
 
-HX_HOT_PATH hipError_t hx_op_signal(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
+HX_HOT_PATH
+hipError_t hx_op_signal(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
 			hipStream_t stream)
 {
 	static const char what[] = "hipSignalExternalSemaphoresAsync";

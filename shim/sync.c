@@ -42,7 +42,8 @@ static int neg_errno(int ret)
 	return ret < 0 ? ret : -EIO;
 }
 
-HX_HOT_PATH int64_t hx_now_ns(void)
+HX_HOT_PATH
+int64_t hx_now_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -129,7 +130,8 @@ int hx_sync_poll(const struct hx_sync_dev *dev, uint32_t handle, uint64_t point)
 	return hx_sync_wait_one(dev, handle, point, 0);
 }
 
-HX_HOT_PATH int hx_sync_eventfd(const struct hx_sync_dev *dev, uint32_t handle, uint64_t point, int efd)
+HX_HOT_PATH
+int hx_sync_eventfd(const struct hx_sync_dev *dev, uint32_t handle, uint64_t point, int efd)
 {
 	struct drm_syncobj_eventfd args = {
 		.handle = handle,

@@ -365,7 +365,8 @@ static void op_unlink_locked(struct hx_wait_op *op)
  * result is the runtime's own answer.  *kick: the waiter must be woken for
  * the watchdog.
  */
-HX_HOT_PATH static hipError_t enqueue_stream_wait(struct hx_wait_op *op, enum wait_path path,
+HX_HOT_PATH
+static hipError_t enqueue_stream_wait(struct hx_wait_op *op, enum wait_path path,
 				      hipStream_t stream, bool *kick)
 {
 	enum slot_kind kind = path == WAIT_PATH_SIGNAL_MEMORY ? SLOT_SIGNAL : SLOT_HOST;
@@ -403,7 +404,8 @@ HX_HOT_PATH static hipError_t enqueue_stream_wait(struct hx_wait_op *op, enum wa
 	return err;
 }
 
-HX_HOT_PATH hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
+HX_HOT_PATH
+hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
 		      hipStream_t stream)
 {
 	static const char what[] = "hipWaitExternalSemaphoresAsync";

@@ -98,7 +98,8 @@ static void list_remove_locked(struct hx_waitable *obj)
 
 /* Arms the object's eventfd for its head entry, unless a registration
  * for that point (or an earlier one) is still outstanding. */
-HX_HOT_PATH static int arm_locked(struct hx_waitable *obj)
+HX_HOT_PATH
+static int arm_locked(struct hx_waitable *obj)
 {
 	uint64_t point;
 	int ret;
@@ -483,7 +484,8 @@ static void insert_locked(struct hx_wait_entry *e)
 /* Queues one submitted entry on its object and arms the notification.
  * An entry that cannot be armed is handed back through *done (released):
  * a stream held forever is worse than a wait that did not hold. */
-HX_HOT_PATH static void adopt_locked(struct hx_wait_entry *e, struct hx_wait_entry **done)
+HX_HOT_PATH
+static void adopt_locked(struct hx_wait_entry *e, struct hx_wait_entry **done)
 {
 	struct hx_waitable *obj = e->obj;
 
@@ -547,7 +549,8 @@ static void drain_incoming_locked(struct hx_wait_entry **done)
 	}
 }
 
-HX_HOT_PATH static void kick(void)
+HX_HOT_PATH
+static void kick(void)
 {
 	if (w.use_eventfd) {
 		uint64_t one = 1;
@@ -559,7 +562,8 @@ HX_HOT_PATH static void kick(void)
 	}
 }
 
-HX_HOT_PATH void hx_waiter_submit(struct hx_wait_entry *head)
+HX_HOT_PATH
+void hx_waiter_submit(struct hx_wait_entry *head)
 {
 	struct hx_wait_entry *rev = NULL, *last = head, *old;
 
@@ -622,7 +626,8 @@ bool hx_waiter_forget(struct hx_waitable *obj)
 	return now;
 }
 
-HX_HOT_PATH void hx_waiter_kick(void)
+HX_HOT_PATH
+void hx_waiter_kick(void)
 {
 	pthread_mutex_lock(&w.lock);
 	if (atomic_load_explicit(&hx_waiter_started, memory_order_relaxed))
