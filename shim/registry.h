@@ -57,11 +57,26 @@ struct slot_chunk {
 	uint64_t last[SLOTS_PER_CHUNK];
 };
 
+/* A slot given back recently, with the value its next wait uses. */
+struct slot_recent {
+	volatile uint64_t *slot;
+	uint64_t next_gen;
+	uint32_t index;
+};
+
+#define SLOT_RECENT 8
+
+/* Free slots: the last few given back sit in `recent` (a wait takes and
+ * returns its slot there without reading the pool's arrays and chunks,
+ * three more pages after a context switch); the rest are on the
+ * free_slots stack, their next value in their chunk's `last`. */
 struct slot_pool {
 	struct slot_chunk **chunks;
 	uint32_t nchunks;
 	uint32_t *free_slots;
 	uint32_t nfree_slots;
+	uint32_t nrecent;
+	struct slot_recent recent[SLOT_RECENT];
 };
 
 struct signal_entry {

@@ -33,6 +33,8 @@ struct hx_wait_op {
 	uint8_t slot_kind; /* which pool of wait.c the slot came from */
 	atomic_uint remaining;
 	hipStream_t stream;
+	/* When the call was made if the trace is on; otherwise 0 until the
+	 * watchdog first sees the wait pending (wait.c: watchdog). */
 	int64_t enqueued_ns;
 	struct hx_wait_op *all_next, *all_prev; /* every pending op, for exit */
 	unsigned count;

@@ -87,6 +87,14 @@ static int slot_alloc_locked(enum slot_kind kind, uint32_t *index, volatile uint
 	struct slot_chunk *c;
 	uint32_t i, k;
 
+	if (pool->nrecent) {
+		const struct slot_recent *r = &pool->recent[--pool->nrecent];
+
+		*index = r->index;
+		*slot = r->slot;
+		*gen = r->next_gen;
+		return 0;
+	}
 	if (pool->nfree_slots == 0) {
 		int ret = pool_grow_locked(pool, kind);
 		if (ret)
@@ -122,14 +130,25 @@ static int slot_alloc_locked(enum slot_kind kind, uint32_t *index, volatile uint
 	return 0;
 }
 
-/* The slot is free again once written (released) or never enqueued. */
-static void slot_free_locked(enum slot_kind kind, uint32_t index, uint64_t written)
+/* The slot is free again once written (released) or never enqueued.
+ * Its next wait uses a value above `gen`, the one this wait was given:
+ * values only grow, so a stream still reading an older value of the
+ * slot stays released. */
+static void slot_free_locked(enum slot_kind kind, uint32_t index, volatile uint64_t *slot,
+			     uint64_t gen)
 {
 	struct slot_pool *pool = &hx_reg.pools[kind];
-	struct slot_chunk *c = pool->chunks[index / SLOTS_PER_CHUNK];
+	struct slot_chunk *c;
 
-	if (written > c->last[index % SLOTS_PER_CHUNK])
-		c->last[index % SLOTS_PER_CHUNK] = written;
+	if (pool->nrecent < SLOT_RECENT) {
+		pool->recent[pool->nrecent++] = (struct slot_recent){
+			.slot = slot, .next_gen = gen + 1, .index = index
+		};
+		return;
+	}
+	c = pool->chunks[index / SLOTS_PER_CHUNK];
+	if (gen > c->last[index % SLOTS_PER_CHUNK])
+		c->last[index % SLOTS_PER_CHUNK] = gen;
 	pool->free_slots[pool->nfree_slots++] = index;
 }
 
@@ -174,7 +193,7 @@ static void op_release(struct hx_wait_op *op)
 	pthread_mutex_lock(&hx_reg.lock);
 	release_slot(op->slot, op->gen);
 	op_unlink_locked(op);
-	slot_free_locked(op->slot_kind, op->slot_index, op->gen);
+	slot_free_locked(op->slot_kind, op->slot_index, op->slot, op->gen);
 	pthread_mutex_unlock(&hx_reg.lock);
 	hx_reg_op_free(HX_OP_WAIT, op);
 }
@@ -384,9 +403,9 @@ static hipError_t enqueue_stream_wait(struct hx_wait_op *op, enum wait_path path
 		hx_reg.atexit_registered = true;
 	}
 	op->slot_kind = kind;
-	/* The waiter sleeps until its next watchdog check at most: wake it
-	 * only if this wait would be due before that. */
-	*kick = hx_reg.stuck_ns && !hx_reg.watch && hx_reg.waiter_wakes_at > op->enqueued_ns + hx_reg.stuck_ns;
+	/* The waiter sleeps until its next watchdog look at most: wake it
+	 * only if it has none planned, so that this wait is looked at. */
+	*kick = hx_reg.stuck_ns && !hx_reg.watch && hx_reg.waiter_wakes_at == INT64_MAX;
 	op_link_locked(op);
 	if (hx_reg.exiting)
 		release_slot(op->slot, op->gen);
@@ -397,7 +416,7 @@ static hipError_t enqueue_stream_wait(struct hx_wait_op *op, enum wait_path path
 	if (err) {
 		pthread_mutex_lock(&hx_reg.lock);
 		op_unlink_locked(op);
-		slot_free_locked(kind, op->slot_index, 0);
+		slot_free_locked(kind, op->slot_index, op->slot, op->gen);
 		pthread_mutex_unlock(&hx_reg.lock);
 		*kick = false;
 	}
@@ -454,7 +473,9 @@ hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsi
 
 	/* Complete before the op becomes visible (the watchdog reads it). */
 	op->stream = stream;
-	op->enqueued_ns = hx_now_ns();
+	/* The trace wants the call's time; the watchdog makes do with its
+	 * own first look, which saves the caller a clock read. */
+	op->enqueued_ns = hx_trace_on ? hx_now_ns() : 0;
 	atomic_init(&op->remaining, n + 1); /* +1 until every entry is queued */
 	for (;;) {
 		err = enqueue_stream_wait(op, path, stream, &kick);
@@ -532,7 +553,7 @@ static void report_stuck_locked(struct hx_wait_op *op, int64_t now)
 		else
 			state = hx_sync_poll(&hx_reg.dev, e->sem->w.handle, 0) == 0 ? " (signaled)"
 									      : " (unsignaled)";
-		hx_warn("stuck wait: stream %p has waited %.1f s for %s semaphore %p (syncobj %u) "
+		hx_warn("stuck wait: stream %p has waited %.1f s or more for %s semaphore %p (syncobj %u) "
 			"to reach %llu; current value %llu%s",
 			(void *)op->stream, (double)(now - op->enqueued_ns) / 1e9,
 			e->sem->w.timeline ? "timeline" : "binary", hx_reg_handle(e->sem), e->sem->w.handle,
@@ -548,6 +569,11 @@ static int64_t watchdog(int64_t now)
 	if (!hx_reg.stuck_ns)
 		return INT64_MAX;
 	pthread_mutex_lock(&hx_reg.lock);
+	/* Waits enqueued since the last look were made at or before `now`:
+	 * their age counts from here (never reported early; reported at most
+	 * one look late).  They sit at the end of the list. */
+	for (struct hx_wait_op *op = hx_reg.ops_tail; op && !op->enqueued_ns; op = op->all_prev)
+		op->enqueued_ns = now;
 	/* Waits are in enqueue order: only the oldest unreported one can be
 	 * due next, so each wait is looked at once. */
 	while (hx_reg.watch && hx_reg.watch->enqueued_ns + hx_reg.stuck_ns <= now) {
