@@ -29,21 +29,14 @@ bool hx_trace_on;
 #define STREAM_TID_BASE 1000
 #define SEM_TID_BASE 100000
 
-/* Only a traced process has these (made when the trace is set up): in
- * the library's data they would sit between the globals every signal
- * and wait reads and spread them over two pages. */
-struct trace_tracks {
-	char path[4096];
-	const void *keys[TRACK_SLOTS];
-	int tids[TRACK_SLOTS];
-};
-
 static struct {
 	pthread_mutex_t lock;
 	int fd;
 	off_t pos; /* where the closing bracket starts */
 	int pid;
-	struct trace_tracks *tr;
+	char path[4096];
+	const void *keys[TRACK_SLOTS];
+	int tids[TRACK_SLOTS];
 	int next_stream_tid;
 	unsigned long long flow_id; /* signal enqueue -> fence attached arrows */
 } t = {
@@ -98,20 +91,20 @@ static int stream_tid_locked(const void *stream)
 
 	for (size_t i = 0; i < TRACK_SLOTS; i++) {
 		size_t s = (h + i) % TRACK_SLOTS;
-		if (t.tr->tids[s] && t.tr->keys[s] == stream)
-			return t.tr->tids[s];
-		if (!t.tr->tids[s]) {
-			t.tr->keys[s] = stream;
-			t.tr->tids[s] = STREAM_TID_BASE + t.next_stream_tid++;
+		if (t.tids[s] && t.keys[s] == stream)
+			return t.tids[s];
+		if (!t.tids[s]) {
+			t.keys[s] = stream;
+			t.tids[s] = STREAM_TID_BASE + t.next_stream_tid++;
 			if (stream == NULL)
 				emitf_locked("{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
 					     "\"args\":{\"name\":\"stream NULL (default)\"}}",
-					     t.pid, t.tr->tids[s]);
+					     t.pid, t.tids[s]);
 			else
 				emitf_locked("{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
 					     "\"args\":{\"name\":\"stream %p\"}}",
-					     t.pid, t.tr->tids[s], stream);
-			return t.tr->tids[s];
+					     t.pid, t.tids[s], stream);
+			return t.tids[s];
 		}
 	}
 	return STREAM_TID_BASE - 1;
@@ -137,7 +130,7 @@ static int open_trace(const char *path)
 	}
 	t.pos = 2;
 	t.pid = getpid();
-	memset(t.tr->tids, 0, sizeof(t.tr->tids));
+	memset(t.tids, 0, sizeof(t.tids));
 	t.next_stream_tid = 0;
 	emitf_locked("{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,"
 		     "\"args\":{\"name\":\"hipextsem (pid %d)\"}}",
@@ -156,19 +149,12 @@ void hx_trace_init(void)
 		hx_warn("HIPEXTSEM_TRACE ignored in a setuid/setgid process");
 		return;
 	}
-	t.tr = calloc(1, sizeof(*t.tr));
-	if (!t.tr) {
-		hx_err("cannot trace to %s: out of memory", path);
-		return;
-	}
-	snprintf(t.tr->path, sizeof(t.tr->path), "%s", path);
+	snprintf(t.path, sizeof(t.path), "%s", path);
 	pthread_mutex_lock(&t.lock);
-	ret = open_trace(t.tr->path);
+	ret = open_trace(t.path);
 	pthread_mutex_unlock(&t.lock);
 	if (ret) {
 		hx_err("cannot open HIPEXTSEM_TRACE file %s: %s", path, strerror(-ret));
-		free(t.tr);
-		t.tr = NULL;
 		return;
 	}
 	hx_trace_on = true;
@@ -185,7 +171,7 @@ void hx_trace_reset_after_fork(void)
 	/* The parent keeps writing its file; the child gets its own. */
 	close(t.fd);
 	t.fd = -1;
-	snprintf(path, sizeof(path), "%s.%d", t.tr->path, (int)getpid());
+	snprintf(path, sizeof(path), "%s.%d", t.path, (int)getpid());
 	if (open_trace(path)) {
 		hx_trace_on = false;
 		return;
