@@ -733,10 +733,14 @@ static void stuck(void)
 	hipExternalSemaphore_t s;
 	hipStream_t st;
 	char buf[8192] = "";
+	const char *age;
+	double waited;
 	FILE *f;
-	int lines = 0;
+	int lines = 0, stuck_ms;
 
 	CHECK(log && getenv("HIPEXTSEM_STUCK_MS"), "needs HIPEXTSEM_LOG_FILE and HIPEXTSEM_STUCK_MS");
+	stuck_ms = atoi(getenv("HIPEXTSEM_STUCK_MS"));
+	CHECK(stuck_ms > 0 && stuck_ms <= 300, "HIPEXTSEM_STUCK_MS=%d: the case needs 1..300", stuck_ms);
 	f = fopen(log, "w"); /* the shim opens it on first use, after this */
 	CHECK(f != NULL, "cannot create %s", log);
 	fclose(f);
@@ -745,6 +749,16 @@ static void stuck(void)
 		return;
 	HIPCHECK(hipStreamCreate(&st));
 	so_signal(drm, h, 2);
+	/* The waiter thread running, then quiet for long enough to have no
+	 * look planned: the next wait wakes it and is looked at at once. */
+	HIPCHECK(wait1(s, 1, st));
+	HIPCHECK(hipStreamSynchronize(st));
+	sleep_ms(2 * stuck_ms + 100);
+	/* Satisfied well within the period: never reported. */
+	HIPCHECK(wait1(s, 3, st));
+	sleep_ms(stuck_ms / 2);
+	so_signal(drm, h, 3);
+	HIPCHECK(hipStreamSynchronize(st));
 	HIPCHECK(wait1(s, 5, st));
 	sleep_ms(900); /* three watchdog periods: still one report */
 	so_signal(drm, h, 5);
@@ -757,8 +771,14 @@ static void stuck(void)
 		if (strstr(buf, "stuck wait")) {
 			lines++;
 			CHECK(strstr(buf, "hipextsem: ") == buf, "unprefixed line: %s", buf);
-			CHECK(strstr(buf, "to reach 5; current value 2"), "wrong values: %s", buf);
+			CHECK(strstr(buf, "to reach 5; current value 3"), "wrong values: %s", buf);
 			CHECK(strstr(buf, "timeline semaphore"), "no semaphore kind: %s", buf);
+			/* Never reported before it has been pending that long
+			 * (the age is printed to 0.1 s). */
+			age = strstr(buf, "has waited ");
+			waited = age ? strtod(age + strlen("has waited "), NULL) : 0;
+			CHECK(waited * 1000 + 50 >= stuck_ms,
+			      "reported too early (HIPEXTSEM_STUCK_MS=%d): %s", stuck_ms, buf);
 		}
 	}
 	fclose(f);
