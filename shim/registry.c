@@ -157,11 +157,6 @@ void hx_reg_release_waitable(struct hx_waitable *obj)
 	sem_recycle(container_of(obj, struct hx_sem, w));
 }
 
-void hx_sem_ref(struct hx_sem *sem)
-{
-	atomic_fetch_add_explicit(&sem->refs, 1, memory_order_relaxed);
-}
-
 void hx_sem_unref(struct hx_sem *sem)
 {
 	if (atomic_fetch_sub_explicit(&sem->refs, 1, memory_order_acq_rel) != 1)

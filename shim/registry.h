@@ -239,7 +239,6 @@ void hx_reg_op_pool_reset(void);
 hipExternalSemaphore_t hx_reg_handle(const struct hx_sem *sem);
 struct hx_sem *hx_reg_lookup_locked(hipExternalSemaphore_t h);
 
-void hx_sem_ref(struct hx_sem *sem);
 /* The last reference destroys the kernel handle and frees the semaphore
  * (through the waiter when it still knows it). */
 void hx_sem_unref(struct hx_sem *sem);

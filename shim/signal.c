@@ -161,14 +161,9 @@ hipError_t hx_op_signal_validate(const hipExternalSemaphore_t *hs, const void *p
 void hx_op_signal_handles(const hipExternalSemaphore_t *hs, const uint64_t *values, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++) {
-		struct hx_sem *sem;
+		struct hx_sem *sem = hx_acquire(hs[i]);
 		int ret;
 
-		pthread_mutex_lock(&hx_reg.lock);
-		sem = hx_reg_lookup_locked(hs[i]);
-		if (sem)
-			hx_sem_ref(sem);
-		pthread_mutex_unlock(&hx_reg.lock);
 		if (!sem) {
 			hx_err("graph signal node: semaphore %p was destroyed before the graph ran; "
 			       "not signaled", hs[i]);
