@@ -18,6 +18,17 @@
 #include "sem.h"
 #include "trace.h"
 
+/* Signals `sem` (at `value` if it is a timeline); a failure is logged. */
+static void signal_sem(const struct hx_sem *sem, uint64_t value)
+{
+	int ret = hx_sync_signal(&hx_reg.dev, sem->w.handle, sem->w.timeline ? value : 0);
+
+	if (ret)
+		hx_err("%s(handle %u, point %llu) failed: %s",
+		       sem->w.timeline ? "DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL" : "DRM_IOCTL_SYNCOBJ_SIGNAL",
+		       sem->w.handle, (unsigned long long)value, strerror(-ret));
+}
+
 static void run_signal(struct signal_op *op)
 {
 	for (unsigned i = 0; i < op->count; i++) {
@@ -26,12 +37,8 @@ static void run_signal(struct signal_op *op)
 		 * after this time, so the trace never shows a wait satisfied
 		 * before the signal that satisfied it. */
 		int64_t t = hx_trace_on ? hx_now_ns() : 0;
-		int ret = hx_sync_signal(&hx_reg.dev, e->sem->w.handle, e->sem->w.timeline ? e->value : 0);
-		if (ret)
-			hx_err("%s(handle %u, point %llu) failed: %s",
-			       e->sem->w.timeline ? "DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL"
-						: "DRM_IOCTL_SYNCOBJ_SIGNAL",
-			       e->sem->w.handle, (unsigned long long)e->value, strerror(-ret));
+
+		signal_sem(e->sem, e->value);
 		HX_TRACE(signal, hx_reg_handle(e->sem), e->value, op->stream, op->enqueued_ns, t);
 		hx_sem_unref(e->sem);
 	}
@@ -162,19 +169,13 @@ void hx_op_signal_handles(const hipExternalSemaphore_t *hs, const uint64_t *valu
 {
 	for (unsigned i = 0; i < n; i++) {
 		struct hx_sem *sem = hx_acquire(hs[i]);
-		int ret;
 
 		if (!sem) {
 			hx_err("graph signal node: semaphore %p was destroyed before the graph ran; "
 			       "not signaled", hs[i]);
 			continue;
 		}
-		ret = hx_sync_signal(&hx_reg.dev, sem->w.handle, sem->w.timeline ? values[i] : 0);
-		if (ret)
-			hx_err("%s(handle %u, point %llu) failed: %s",
-			       sem->w.timeline ? "DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL"
-					     : "DRM_IOCTL_SYNCOBJ_SIGNAL",
-			       sem->w.handle, (unsigned long long)values[i], strerror(-ret));
+		signal_sem(sem, values[i]);
 		hx_sem_unref(sem);
 	}
 }
