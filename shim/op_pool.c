@@ -59,9 +59,10 @@ void *hx_reg_op_heap_alloc(enum hx_op_kind kind, size_t size)
 void hx_reg_op_free(enum hx_op_kind kind, void *op)
 {
 	struct hx_op_pool *p = &hx_op_pools[kind];
-	size_t off = (size_t)((unsigned char *)op - p->mem);
+	/* As addresses: a malloc'd record is no part of the pool's block. */
+	uintptr_t off = (uintptr_t)op - (uintptr_t)p->mem;
 
-	if (p->mem && (unsigned char *)op >= p->mem && off < OP_POOL_RECORDS * p->rec) {
+	if (p->mem && (uintptr_t)op >= (uintptr_t)p->mem && off < OP_POOL_RECORDS * p->rec) {
 		atomic_fetch_or_explicit(&p->free, (uint64_t)1 << (off / p->rec), memory_order_release);
 	} else {
 		atomic_fetch_sub_explicit(&p->from_heap, 1, memory_order_relaxed);
