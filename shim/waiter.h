@@ -29,6 +29,8 @@ struct hx_waitable {
 	struct hx_wait_entry *pending; /* timeline: ascending by value; binary: FIFO */
 	struct hx_waitable *wnext, *wprev; /* the waiter's list of objects with waits */
 	bool in_wlist;
+	uint8_t shard;  /* the waiter thread whose list holds it (while in_wlist) */
+	uint8_t unseen; /* forgotten: threads that may still hold a pointer to it */
 };
 
 /* One condition: `obj` reaches `value` (timeline) or is signaled (binary;
@@ -52,7 +54,7 @@ struct hx_waiter_ops {
 	void (*release)(struct hx_waitable *obj);
 };
 
-/* Starts the thread on first call (later calls return 0 at once, with
+/* Starts the threads on first call (later calls return 0 at once, with
  * one load: every wait calls it). */
 extern atomic_bool hx_waiter_started;
 int hx_waiter_start_slow(const struct hx_sync_dev *dev, const struct hx_waiter_ops *ops);

@@ -5,6 +5,7 @@
  * cpuhip flavour, with the shim preloaded (HX_TEST_EXPECT=shim) or without
  * it (HX_TEST_EXPECT=stock: the stock Linux answers).
  */
+#include <dirent.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -678,6 +679,46 @@ static void lookup_churn(void)
 
 /* Many pending waits on many semaphores, released in reverse order; the
  * second round must not leave more descriptors behind than the first. */
+/* The shim's waiter threads (named hipextsem-wait*) and the voluntary
+ * context switches of each: a thread that was woken to release waits has
+ * switched since the last look.  Returns how many there are (at most max). */
+static int waiter_switches(long *csw, int max)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+	int n = 0;
+
+	CHECK(d != NULL, "cannot list /proc/self/task");
+	while ((de = readdir(d)) && n < max) {
+		char path[300], line[128];
+		FILE *f;
+		bool ours = false;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", de->d_name);
+		f = fopen(path, "r");
+		if (f) {
+			ours = fgets(line, sizeof(line), f) && !strncmp(line, "hipextsem-wait", 14);
+			fclose(f);
+		}
+		if (!ours)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/status", de->d_name);
+		f = fopen(path, "r");
+		CHECK(f != NULL, "cannot read %s", path);
+		csw[n] = -1;
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "voluntary_ctxt_switches: %ld", &csw[n]) == 1)
+				break;
+		fclose(f);
+		n++;
+	}
+	closedir(d);
+	/* readdir lists tasks in the same order each time */
+	return n;
+}
+
 static void many_round(void)
 {
 	enum { N = 200 };
@@ -693,10 +734,26 @@ static void many_round(void)
 		HIPCHECK(wait1(s[i], 1, st[i % 8]));
 		stream_mark(st[i % 8], &marks[i], 1);
 	}
+	/* HX_EXPECT_WAIT_THREADS: that many waiter threads, and the waits
+	 * spread over all of them: each is woken by the signals below. */
+	const char *want = getenv("HX_EXPECT_WAIT_THREADS");
+	long before[16], after[16];
+	int nthr = 0;
+	if (want) {
+		sleep_ms(200); /* the threads have taken the new waits */
+		nthr = waiter_switches(before, 16);
+		CHECK(nthr == atoi(want), "%d waiter threads, expected %s", nthr, want);
+	}
 	for (int i = N - 1; i >= 0; i--)
 		so_signal(drm, h[i], (i % 2) ? 1 : 0);
 	for (int i = 0; i < 8; i++)
 		HIPCHECK(hipStreamSynchronize(st[i]));
+	if (want) {
+		CHECK(waiter_switches(after, 16) == nthr, "the waiter threads changed");
+		for (int t = 0; t < nthr; t++)
+			CHECK(after[t] > before[t], "waiter thread %d of %d released none of %d "
+			      "waits (context switches %ld -> %ld)", t, nthr, N, before[t], after[t]);
+	}
 	for (int i = 0; i < N; i++) {
 		CHECK(load64(&marks[i]) == 1, "wait %d never completed", i);
 		HIPCHECK(hipDestroyExternalSemaphore(s[i]));

@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The fallback waiter threads (Linux before 6.6, no DRM_IOCTL_SYNCOBJ_EVENTFD):
+ * each sleeps in one multi-handle syncobj wait over the lowest pending
+ * point of the objects on its own list, plus its wake-up syncobj.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "waiter_private.h"
+
+/* The voluntary context switches of the calling thread: tells a multi-wait
+ * that slept (one signal woke it) from one that found a point already
+ * signaled on entry (signals arrived while the thread was busy, maybe
+ * many).  -1 if unknown, which reads as "did not sleep". */
+static long voluntary_switches(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_THREAD, &ru))
+		return -1;
+	return ru.ru_nvcsw;
+}
+
+/* Collects the timelines of the last multi-wait's set from index `from`
+ * on, with one query.  The kernel reports only the lowest signaled index;
+ * the objects before it were seen unsignaled an instant earlier, and
+ * anything missed here makes the next multi-wait return at once.  The
+ * arrays are compacted in place (they are rebuilt before the next wait). */
+static bool sweep_locked(uint32_t *handles, uint64_t *values, struct hx_waitable **objs,
+			 unsigned from, unsigned n, struct hx_wait_entry **done)
+{
+	struct hx_wait_entry *before = *done;
+	unsigned nt = 0;
+
+	for (unsigned i = from; i < n; i++) {
+		struct hx_waitable *s = objs[i];
+
+		if (s->timeline && s->in_wlist) {
+			handles[nt] = s->handle;
+			objs[nt++] = s;
+		}
+	}
+	if (nt && hx_sync_query_many(hx_w.dev, handles, values, nt) == 0)
+		for (unsigned i = 0; i < nt; i++)
+			hxw_collect_known_locked(objs[i], &values[i], done);
+	return *done != before;
+}
+
+/*
+ * Each multi-wait costs the kernel O(set size) to arm and, once woken, to
+ * tear down before it returns: that tear-down is on every release's path
+ * and is the price of the fallback (docs/bench.md, "floor").  Nothing else
+ * is added to that path: the object the kernel named is collected (one
+ * query) and its waits released before anything else is looked at.  The
+ * set is swept for further signals (one query over it) only when the wait
+ * did not sleep, i.e. when signals may have piled up while the thread was
+ * busy: a lone signal costs one wait's set-up and tear-down and no sweep,
+ * a burst of M signals a few waits and sweeps rather than M waits.  When
+ * signals come one at a time but faster than the thread re-arms (many
+ * thousands of objects), every wait returns without sleeping and a sweep
+ * would find nothing but cost another O(N) ioctl per release: sweeps that
+ * find nothing make the next ones rarer (1 in 2, 4, ... 64 such waits),
+ * one that finds something restores them.  A burst then waits for at most
+ * 64 extra multi-waits.
+ *
+ * With several threads each waits over its own list only, so a release
+ * costs the tear-down and re-arm of about 1/nshards of the handles.  The
+ * first thread takes the hand-overs, queues each entry on its object and
+ * signals the wake-up syncobj of every other thread whose set changed;
+ * only it runs the watchdog.
+ */
+void *hxw_multiwait_thread(void *arg)
+{
+	const unsigned me = (unsigned)(uintptr_t)arg;
+	struct hxw_shard *const sh = &hx_w.shards[me];
+	uint32_t *handles = NULL;
+	uint64_t *points = NULL;
+	struct hx_waitable **objs = NULL;
+	unsigned cap = 0;
+	unsigned backoff = 0, skip = 0; /* sweeps: see above */
+
+	(void)arg;
+	for (;;) {
+		unsigned n = 0;
+		uint32_t first = 0;
+		int64_t next;
+		long csw;
+		bool slept;
+		int ret;
+
+		struct hx_wait_entry *failed = NULL;
+
+		pthread_mutex_lock(&hx_w.lock);
+		hxw_free_zombies_locked(me);
+		hx_sync_reset(hx_w.dev, sh->wake);
+		sh->stale = false;
+		if (me == 0) {
+			hxw_drain_incoming_locked(&failed);
+			for (unsigned i = 1; i < hx_w.nshards; i++)
+				if (hx_w.shards[i].stale) {
+					hx_w.shards[i].stale = false;
+					hxw_wake_locked(&hx_w.shards[i]);
+				}
+		}
+		if (sh->nlist + 1 > cap) {
+			unsigned ncap = (sh->nlist + 1) * 2;
+			uint32_t *h = realloc(handles, ncap * sizeof(*h));
+			if (h)
+				handles = h;
+			uint64_t *p = realloc(points, ncap * sizeof(*p));
+			if (p)
+				points = p;
+			struct hx_waitable **s = realloc(objs, ncap * sizeof(*s));
+			if (s)
+				objs = s;
+			if (!h || !p || !s) {
+				pthread_mutex_unlock(&hx_w.lock);
+				hx_err("out of memory in the waiter; retrying");
+				sleep(1);
+				continue;
+			}
+			cap = ncap;
+		}
+		handles[n] = sh->wake;
+		points[n] = 0;
+		objs[n++] = NULL;
+		for (struct hx_waitable *s = sh->list; s; s = s->wnext) {
+			handles[n] = s->handle;
+			points[n] = s->timeline ? s->pending->value : 0;
+			objs[n++] = s;
+		}
+		pthread_mutex_unlock(&hx_w.lock);
+		hxw_complete(failed);
+
+		/* After the reset above: a kick from now on is not lost. */
+		next = me == 0 ? hx_w.ops->watchdog(hx_now_ns()) : INT64_MAX;
+		csw = voluntary_switches();
+		ret = hx_sync_wait_any(hx_w.dev, handles, points, n, next, &first);
+		slept = csw >= 0 && voluntary_switches() != csw;
+		/* ENOENT: an object was destroyed while the set was being
+		 * built; the rebuilt set will not have it. */
+		if (ret == -EINTR || ret == -ETIME || ret == -ENOENT)
+			continue;
+		if (ret) {
+			hx_err("DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT over %u handles failed: %s", n,
+			       strerror(-ret));
+			sleep(1); /* a dead device must not become a busy loop */
+			continue;
+		}
+		if (first == 0 || first >= n)
+			continue; /* the set changed */
+
+		struct hx_wait_entry *done = NULL;
+		struct hx_waitable *hit = objs[first];
+
+		/* Objects are freed only once every thread has been back at
+		 * the top of its loop, so `hit` is still readable; in_wlist
+		 * says whether it still has waits (if it moved to another
+		 * thread's list meanwhile, collecting it here is as good). */
+		pthread_mutex_lock(&hx_w.lock);
+		if (hit->in_wlist)
+			hxw_collect_locked(hit, &done);
+		pthread_mutex_unlock(&hx_w.lock);
+		hxw_complete(done);
+		if (slept) {
+			/* Keeping up: a pile-up after this is a real one. */
+			backoff = skip = 0;
+			continue;
+		}
+		if (skip) {
+			skip--;
+			continue;
+		}
+
+		bool found;
+
+		done = NULL;
+		pthread_mutex_lock(&hx_w.lock);
+		found = sweep_locked(handles, points, objs, first + 1, n, &done);
+		pthread_mutex_unlock(&hx_w.lock);
+		hxw_complete(done);
+		if (found)
+			backoff = 0;
+		else
+			skip = backoff = backoff ? (backoff < 64 ? backoff * 2 : 64) : 1;
+	}
+	return NULL;
+}
