@@ -85,7 +85,6 @@ void *hxw_multiwait_thread(void *arg)
 	unsigned cap = 0;
 	unsigned backoff = 0, skip = 0; /* sweeps: see above */
 
-	(void)arg;
 	for (;;) {
 		unsigned n = 0;
 		uint32_t first = 0;
@@ -121,6 +120,7 @@ void *hxw_multiwait_thread(void *arg)
 				objs = s;
 			if (!h || !p || !s) {
 				pthread_mutex_unlock(&hx_w.lock);
+				hxw_complete(failed); /* given up by the hand-over above */
 				hx_err("out of memory in the waiter; retrying");
 				sleep(1);
 				continue;
