@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "hipextsem/hip_api.h"
+#include "hot.h"
 #include "log.h"
 #include "registry.h"
 #include "runtime.h"
@@ -61,9 +62,6 @@ static inline struct reg_entry *hx_reg_decode(hipExternalSemaphore_t h, uint32_t
 	*gen = (uint32_t)((v >> INDEX_BITS) & GEN_MASK);
 	return hx_reg_entry_at(idx - 1);
 }
-
-/* Inlined into signal and wait: they run for every call. */
-#define HX_INLINE static inline __attribute__((always_inline))
 
 /* The bad-argument answers of the checks below, out of line: each logs
  * why and returns the stock runtime's error. */

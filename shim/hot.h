@@ -13,4 +13,7 @@
 
 #define HX_HOT_PATH __attribute__((hot))
 
+/* Inlined into signal and wait, which run it for every call. */
+#define HX_INLINE static inline __attribute__((always_inline))
+
 #endif

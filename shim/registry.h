@@ -18,6 +18,7 @@
 #include <sys/types.h>
 
 #include "hipextsem/hip_api.h"
+#include "hot.h"
 #include "log.h"
 #include "runtime.h"
 #include "sem.h"
@@ -207,8 +208,7 @@ extern struct hx_op_pool hx_op_pools[HX_OP_KINDS];
 void *hx_reg_op_heap_alloc(enum hx_op_kind kind, size_t size);
 
 /* Inline: signal and wait take one record per call. */
-static inline __attribute__((always_inline)) void *hx_reg_op_alloc(enum hx_op_kind kind,
-								 size_t size)
+HX_INLINE void *hx_reg_op_alloc(enum hx_op_kind kind, size_t size)
 {
 	struct hx_op_pool *p = &hx_op_pools[kind];
 
