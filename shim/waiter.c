@@ -49,6 +49,16 @@ const char *hx_waiter_mode(void)
 	return hx_w.use_eventfd ? "eventfd+epoll" : "multi-wait";
 }
 
+/* eventfd mode: the epoll set and the kick, closed (either may be -1). */
+static void close_epoll(void)
+{
+	if (hx_w.epfd >= 0)
+		close(hx_w.epfd);
+	if (hx_w.kick >= 0)
+		close(hx_w.kick);
+	hx_w.epfd = hx_w.kick = -1;
+}
+
 static void *eventfd_thread(void *arg)
 {
 	struct epoll_event evs[64];
@@ -161,11 +171,7 @@ int hx_waiter_start_slow(const struct hx_sync_dev *dev, const struct hx_waiter_o
 		    epoll_ctl(hx_w.epfd, EPOLL_CTL_ADD, hx_w.kick, &ev)) {
 			ret = -errno;
 			hx_err("setting up epoll for the waiter failed: %m");
-			if (hx_w.epfd >= 0)
-				close(hx_w.epfd);
-			if (hx_w.kick >= 0)
-				close(hx_w.kick);
-			hx_w.epfd = hx_w.kick = -1;
+			close_epoll();
 			pthread_mutex_unlock(&hx_w.lock);
 			return ret;
 		}
@@ -181,11 +187,7 @@ int hx_waiter_start_slow(const struct hx_sync_dev *dev, const struct hx_waiter_o
 		if (start_thread_locked(hx_w.nshards))
 			break;
 	if (!hx_w.nshards) {
-		if (hx_w.use_eventfd) {
-			close(hx_w.epfd);
-			close(hx_w.kick);
-			hx_w.epfd = hx_w.kick = -1;
-		}
+		close_epoll();
 		pthread_mutex_unlock(&hx_w.lock);
 		return -EAGAIN;
 	}
@@ -281,11 +283,7 @@ void hx_waiter_reset_after_fork(void)
 	 * syncobj belong to the parent's DRM file.  Start from scratch; the
 	 * parent's objects were dropped by the owner. */
 	pthread_mutex_init(&hx_w.lock, NULL);
-	if (hx_w.epfd >= 0)
-		close(hx_w.epfd);
-	if (hx_w.kick >= 0)
-		close(hx_w.kick);
-	hx_w.epfd = hx_w.kick = -1;
+	close_epoll();
 	atomic_store_explicit(&hx_waiter_started, false, memory_order_relaxed);
 	memset(hx_w.shards, 0, sizeof(hx_w.shards));
 	hx_w.nshards = 0;
