@@ -25,7 +25,6 @@
 #include <semaphore.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
-#include <dirent.h>
 
 #include "floor.h"
 #include "hxtest.h"
@@ -647,25 +646,7 @@ static size_t heap_used(void)
 /* Threads of this process: all, and those the shim named hipextsem-*. */
 static void count_threads(int *all, int *shim)
 {
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *de;
-	*all = *shim = 0;
-	while (d && (de = readdir(d))) {
-		char path[300], comm[64] = "";
-		FILE *f;
-		if (de->d_name[0] == '.')
-			continue;
-		(*all)++;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", de->d_name);
-		f = fopen(path, "r");
-		if (f) {
-			if (fgets(comm, sizeof(comm), f) && strncmp(comm, "hipextsem", 9) == 0)
-				(*shim)++;
-			fclose(f);
-		}
-	}
-	if (d)
-		closedir(d);
+	*all = list_threads("hipextsem", NULL, 0, shim);
 }
 
 static void bench_scale(unsigned n, unsigned nsamples)
@@ -678,7 +659,7 @@ static void bench_scale(unsigned n, unsigned nsamples)
 	hipStream_t st[NSTREAMS];
 	struct samples *shim = calloc(1, sizeof(*shim)), *prim = calloc(1, sizeof(*prim));
 	struct rlimit rl;
-	int thr_all, thr_shim, thr_all0, thr_shim0;
+	int thr_all = 0, thr_shim = 0, thr_all0, thr_shim0;
 	char name[64];
 
 	/* Two phases (shim, then baseline), half of the budget each. */

@@ -12,6 +12,7 @@
 #ifndef HXTEST_H
 #define HXTEST_H
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -209,6 +210,40 @@ static inline void *pinned(size_t n)
 	HIPCHECK(hipHostMalloc(&p, n, 0));
 	memset(p, 0, n);
 	return p;
+}
+
+/* The threads of this process: returns how many there are.  The ids of
+ * those whose name starts with `prefix` go to tids[] (the first `max` of
+ * them; tids may be NULL with max 0), their number to *nmatch.  The order
+ * is the same from one call to the next. */
+static inline int list_threads(const char *prefix, long *tids, int max, int *nmatch)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+	int all = 0;
+
+	*nmatch = 0;
+	while (d && (de = readdir(d))) {
+		char path[300], comm[64] = "";
+		FILE *f;
+
+		if (de->d_name[0] == '.')
+			continue;
+		all++;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) && strncmp(comm, prefix, strlen(prefix)) == 0) {
+			if (*nmatch < max)
+				tids[*nmatch] = atol(de->d_name);
+			(*nmatch)++;
+		}
+		fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return all;
 }
 
 static inline int count_fds(void)

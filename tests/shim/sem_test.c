@@ -5,7 +5,6 @@
  * cpuhip flavour, with the shim preloaded (HX_TEST_EXPECT=shim) or without
  * it (HX_TEST_EXPECT=stock: the stock Linux answers).
  */
-#include <dirent.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -677,48 +676,36 @@ static void lookup_churn(void)
 	HIPCHECK(hipDestroyExternalSemaphore(ls));
 }
 
-/* Many pending waits on many semaphores, released in reverse order; the
- * second round must not leave more descriptors behind than the first. */
 /* The shim's waiter threads (named hipextsem-wait*) and the voluntary
  * context switches of each: a thread that was woken to release waits has
- * switched since the last look.  Returns how many there are (at most max). */
+ * switched since the last look.  Returns how many there are (at most
+ * max), in the same order each time. */
 static int waiter_switches(long *csw, int max)
 {
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *de;
-	int n = 0;
+	long tids[16];
+	int n;
 
-	CHECK(d != NULL, "cannot list /proc/self/task");
-	while ((de = readdir(d)) && n < max) {
-		char path[300], line[128];
+	if (max > 16)
+		max = 16;
+	list_threads("hipextsem-wait", tids, max, &n);
+	for (int t = 0; t < n && t < max; t++) {
+		char path[64], line[128];
 		FILE *f;
-		bool ours = false;
 
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", de->d_name);
-		f = fopen(path, "r");
-		if (f) {
-			ours = fgets(line, sizeof(line), f) && !strncmp(line, "hipextsem-wait", 14);
-			fclose(f);
-		}
-		if (!ours)
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/status", de->d_name);
+		snprintf(path, sizeof(path), "/proc/self/task/%ld/status", tids[t]);
 		f = fopen(path, "r");
 		CHECK(f != NULL, "cannot read %s", path);
-		csw[n] = -1;
+		csw[t] = -1;
 		while (fgets(line, sizeof(line), f))
-			if (sscanf(line, "voluntary_ctxt_switches: %ld", &csw[n]) == 1)
+			if (sscanf(line, "voluntary_ctxt_switches: %ld", &csw[t]) == 1)
 				break;
 		fclose(f);
-		n++;
 	}
-	closedir(d);
-	/* readdir lists tasks in the same order each time */
-	return n;
+	return n < max ? n : max;
 }
 
+/* Many pending waits on many semaphores, released in reverse order; the
+ * second round must not leave more descriptors behind than the first. */
 static void many_round(void)
 {
 	enum { N = 200 };
