@@ -367,122 +367,153 @@ static void bench_wait(unsigned nsamples)
 /* ---- enqueue cost ------------------------------------------------------ */
 
 #define BATCH 8
+#define ENQ_SEMS (16 * BATCH)
+
+/* What bench_enqueue measures: the shim's calls, and the primitives each
+ * is judged against. */
+enum enq_kind {
+	ENQ_SIGNAL1,
+	ENQ_SIGNAL16,
+	ENQ_WAIT1,
+	ENQ_WAIT16,
+	ENQ_HOSTFUNC,
+	ENQ_WAITVALUE,
+	ENQ_ARM1,
+	ENQ_ARM16,
+	ENQ_KINDS
+};
+
+static const char *const enq_names[ENQ_KINDS] = {
+	[ENQ_SIGNAL1] = "enqueue.signal1",
+	[ENQ_SIGNAL16] = "enqueue.signal16",
+	[ENQ_WAIT1] = "enqueue.wait1",
+	[ENQ_WAIT16] = "enqueue.wait16",
+	[ENQ_HOSTFUNC] = "enqueue.launchhostfunc",
+	[ENQ_WAITVALUE] = "enqueue.waitvalue64",
+	[ENQ_ARM1] = "enqueue.arm1",
+	[ENQ_ARM16] = "enqueue.arm16",
+};
+
+struct enq {
+	hipExternalSemaphore_t hs[ENQ_SEMS];
+	uint32_t raw[ENQ_SEMS];
+	uint64_t pts[ENQ_SEMS];
+	test_signal_params sp[16];
+	test_wait_params wp[16];
+	volatile uint64_t *gate; /* [0] holds the stream, [1] the timed stream waits */
+	int efd;
+	hipStream_t st;
+	uint64_t p;
+};
+
+/*
+ * One batch of BATCH calls of `kind`; returns the CPU time per call.
+ * Every kind runs the same sequence around its batch: the stream is idle
+ * (hipStreamSynchronize), then held at a gate as a busy GPU holds it, so
+ * that no callback runs and the CPU runtime's worker sleeps while we
+ * measure; after the batch the gate opens and the stream drains.  A call
+ * measured right after another batch, or after a run of ioctls, finds
+ * the translations of its pages still there, one measured after a
+ * synchronisation does not (docs/bench.md: pages): all kinds are
+ * measured after one, in an order that turns with every sample.
+ */
+static int64_t enq_batch(struct enq *q, enum enq_kind kind)
+{
+	unsigned n = (kind == ENQ_SIGNAL16 || kind == ENQ_WAIT16 || kind == ENQ_ARM16) ? 16 : 1;
+	uint64_t p = ++q->p;
+	int64_t c0, dt;
+
+	HIPCHECK(hipStreamSynchronize(q->st));
+	HIPCHECK(hipStreamWaitValue64(q->st, (void *)q->gate, p, hipStreamWaitValueGte, ~0ull));
+	for (unsigned i = 0; i < n; i++) {
+		q->sp[i].params.fence.value = p;
+		q->wp[i].params.fence.value = p; /* a point not yet signaled */
+	}
+	c0 = cpu_ns();
+	for (unsigned b = 0; b < BATCH; b++) {
+		const hipExternalSemaphore_t *hs = &q->hs[b * 16];
+
+		switch (kind) {
+		case ENQ_SIGNAL1:
+		case ENQ_SIGNAL16:
+			HIPCHECK(hipSignalExternalSemaphoresAsync(
+				hs, (const hipExternalSemaphoreSignalParams *)q->sp, n, q->st));
+			break;
+		case ENQ_WAIT1:
+		case ENQ_WAIT16:
+			HIPCHECK(hipWaitExternalSemaphoresAsync(
+				hs, (const hipExternalSemaphoreWaitParams *)q->wp, n, q->st));
+			break;
+		case ENQ_HOSTFUNC:
+			HIPCHECK(hipLaunchHostFunc(q->st, hostfn_noop, NULL));
+			break;
+		case ENQ_WAITVALUE:
+			HIPCHECK(hipStreamWaitValue64(q->st, (void *)&q->gate[1], p,
+						      hipStreamWaitValueGte, ~0ull));
+			break;
+		case ENQ_ARM1:
+		case ENQ_ARM16:
+			/* the kernel floor of a wait: one eventfd arm per
+			 * semaphore, for a point never signaled */
+			for (unsigned i = 0; i < n; i++)
+				arm_eventfd(q->raw[b * 16 + i], p + 1000000000, q->efd);
+			break;
+		case ENQ_KINDS:
+			break;
+		}
+	}
+	dt = (cpu_ns() - c0) / BATCH;
+	if (kind == ENQ_WAIT1 || kind == ENQ_WAIT16) {
+		for (int i = 0; i < ENQ_SEMS; i++)
+			q->pts[i] = p;
+		CHECK(drmSyncobjTimelineSignal(drm, q->raw, q->pts, ENQ_SEMS) == 0, "signal: %s",
+		      strerror(errno));
+	}
+	__atomic_store_n(&q->gate[1], p, __ATOMIC_RELEASE);
+	__atomic_store_n(&q->gate[0], p, __ATOMIC_RELEASE);
+	HIPCHECK(hipStreamSynchronize(q->st));
+	return dt;
+}
 
 static void bench_enqueue(unsigned nsamples)
 {
-	enum { NSEM = 16 * BATCH };
-	struct bsem *bs = calloc(NSEM, sizeof(*bs));
-	hipExternalSemaphore_t hs[NSEM];
-	uint32_t raw[NSEM];
-	uint64_t pts[NSEM];
-	test_signal_params sp[16];
-	test_wait_params wp[16];
-	volatile uint64_t *gate = pinned(2 * sizeof(uint64_t));
-	struct samples *s_sig[2], *s_wait[2], *s_hf, *s_wv, *s_arm[2];
-	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	hipStream_t st;
-	const unsigned ns[2] = { 1, 16 };
+	struct enq *q = calloc(1, sizeof(*q));
+	struct bsem *bs = calloc(ENQ_SEMS, sizeof(*bs));
+	struct samples *s[ENQ_KINDS];
 
-	for (int i = 0; i < 2; i++) {
-		s_sig[i] = calloc(1, sizeof(struct samples));
-		s_wait[i] = calloc(1, sizeof(struct samples));
-		s_arm[i] = calloc(1, sizeof(struct samples));
-	}
-	s_hf = calloc(1, sizeof(struct samples));
-	s_wv = calloc(1, sizeof(struct samples));
-	for (int i = 0; i < NSEM; i++) {
+	for (int k = 0; k < ENQ_KINDS; k++)
+		s[k] = calloc(1, sizeof(struct samples));
+	for (int i = 0; i < ENQ_SEMS; i++) {
 		bsem_make(&bs[i]);
-		hs[i] = bs[i].s;
-		raw[i] = bs[i].h;
+		q->hs[i] = bs[i].s;
+		q->raw[i] = bs[i].h;
 	}
-	memset(sp, 0, sizeof(sp));
-	memset(wp, 0, sizeof(wp));
-	HIPCHECK(hipStreamCreate(&st));
+	q->gate = pinned(2 * sizeof(uint64_t));
+	q->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	CHECK(q->efd >= 0, "eventfd: %s", strerror(errno));
+	HIPCHECK(hipStreamCreate(&q->st));
 
-	uint64_t p = 0;
-	for (unsigned k = 0; k < nsamples + 4 && time_left(); k++) {
-		bool keep = k >= 4; /* warm-up: first eventfds, slot chunk, ... */
-		int64_t c0;
+	/* The first rounds warm up (first eventfds, slot chunk, ...).  Round
+	 * k starts at kind k mod ENQ_KINDS, so every kind follows every
+	 * other equally often. */
+	for (unsigned k = 0; k < nsamples + 4 && time_left(); k++)
+		for (unsigned j = 0; j < ENQ_KINDS; j++) {
+			enum enq_kind kind = (enum enq_kind)((k + j) % ENQ_KINDS);
+			int64_t dt = enq_batch(q, kind);
 
-		for (int v = 0; v < 2; v++) {
-			unsigned n = ns[v];
-			/* signal: the stream is held at a gate so the callbacks
-			 * do not run while we measure */
-			p++;
-			HIPCHECK(hipStreamWaitValue64(st, (void *)gate, p, hipStreamWaitValueGte, ~0ull));
-			for (unsigned i = 0; i < n; i++)
-				sp[i].params.fence.value = p;
-			c0 = cpu_ns();
-			for (unsigned b = 0; b < BATCH; b++)
-				HIPCHECK(hipSignalExternalSemaphoresAsync(
-					&hs[b * 16], (const hipExternalSemaphoreSignalParams *)sp, n, st));
-			if (keep)
-				add(s_sig[v], (cpu_ns() - c0) / BATCH);
-			__atomic_store_n(gate, p, __ATOMIC_RELEASE);
-			HIPCHECK(hipStreamSynchronize(st));
-
-			/* wait: every call waits for a point not yet signaled,
-			 * on a stream held at the gate like the signal above and
-			 * like hipStreamWaitValue64's own figure below: the CPU
-			 * runtime's worker then sleeps instead of polling each
-			 * new wait on the VM's other vCPU while we measure (a
-			 * GPU takes no host CPU for that) */
-			p++;
-			HIPCHECK(hipStreamWaitValue64(st, (void *)gate, p, hipStreamWaitValueGte, ~0ull));
-			for (unsigned i = 0; i < n; i++)
-				wp[i].params.fence.value = p;
-			c0 = cpu_ns();
-			for (unsigned b = 0; b < BATCH; b++)
-				HIPCHECK(hipWaitExternalSemaphoresAsync(
-					&hs[b * 16], (const hipExternalSemaphoreWaitParams *)wp, n, st));
-			if (keep)
-				add(s_wait[v], (cpu_ns() - c0) / BATCH);
-			for (int i = 0; i < NSEM; i++)
-				pts[i] = p;
-			CHECK(drmSyncobjTimelineSignal(drm, raw, pts, NSEM) == 0, "signal: %s",
-			      strerror(errno));
-			__atomic_store_n(gate, p, __ATOMIC_RELEASE);
-			HIPCHECK(hipStreamSynchronize(st));
-
-			/* kernel floor of a wait: arming n eventfds */
-			c0 = cpu_ns();
-			for (unsigned b = 0; b < BATCH; b++)
-				for (unsigned i = 0; i < n; i++)
-					arm_eventfd(raw[b * 16 + i], p + 1000000, efd);
-			if (keep)
-				add(s_arm[v], (cpu_ns() - c0) / BATCH);
+			if (k >= 4)
+				add(s[kind], dt);
 		}
-
-		/* the primitives */
-		p++;
-		HIPCHECK(hipStreamWaitValue64(st, (void *)gate, p, hipStreamWaitValueGte, ~0ull));
-		c0 = cpu_ns();
-		for (unsigned b = 0; b < BATCH; b++)
-			HIPCHECK(hipLaunchHostFunc(st, hostfn_noop, NULL));
-		if (keep)
-			add(s_hf, (cpu_ns() - c0) / BATCH);
-		c0 = cpu_ns();
-		for (unsigned b = 0; b < BATCH; b++)
-			HIPCHECK(hipStreamWaitValue64(st, (void *)&gate[1], p, hipStreamWaitValueGte,
-						      ~0ull));
-		if (keep)
-			add(s_wv, (cpu_ns() - c0) / BATCH);
-		__atomic_store_n(&gate[1], p, __ATOMIC_RELEASE);
-		__atomic_store_n(gate, p, __ATOMIC_RELEASE);
-		HIPCHECK(hipStreamSynchronize(st));
-	}
-	report_lat("enqueue.signal1", s_sig[0]);
-	report_lat("enqueue.signal16", s_sig[1]);
-	report_lat("enqueue.launchhostfunc", s_hf);
-	report_lat("enqueue.wait1", s_wait[0]);
-	report_lat("enqueue.wait16", s_wait[1]);
-	report_lat("enqueue.waitvalue64", s_wv);
-	report_lat("enqueue.arm1", s_arm[0]);
-	report_lat("enqueue.arm16", s_arm[1]);
-	HIPCHECK(hipStreamDestroy(st));
-	for (int i = 0; i < NSEM; i++)
+	for (int k = 0; k < ENQ_KINDS; k++)
+		report_lat(enq_names[k], s[k]);
+	HIPCHECK(hipStreamDestroy(q->st));
+	for (int i = 0; i < ENQ_SEMS; i++)
 		HIPCHECK(hipDestroyExternalSemaphore(bs[i].s));
-	close(efd);
+	close(q->efd);
+	free(bs);
+	free(q);
+	for (int k = 0; k < ENQ_KINDS; k++)
+		free(s[k]);
 }
 
 /* ---- what a call costs after a context switch --------------------------- */
