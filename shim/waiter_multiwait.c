@@ -56,10 +56,13 @@ static bool sweep_locked(uint32_t *handles, uint64_t *values, struct hx_waitable
  * Each multi-wait costs the kernel O(set size) to arm and, once woken, to
  * tear down before it returns: that tear-down is on every release's path
  * and is the price of the fallback (docs/bench.md, "floor").  Nothing else
- * is added to that path: the object the kernel named is collected (one
- * query) and its waits released before anything else is looked at.  The
- * set is swept for further signals (one query over it) only when the wait
- * did not sleep, i.e. when signals may have piled up while the thread was
+ * is added to that path: the object the kernel named is collected and
+ * its waits released before anything else is looked at.  A timeline is
+ * not even queried: its point is the one the kernel just reported
+ * signaled, and a later point it may have reached too makes the next
+ * wait return at once.  The set is swept for further signals (one query
+ * over it) only when the wait did not sleep (counted after the release,
+ * off its path), i.e. when signals may have piled up while the thread was
  * busy: a lone signal costs one wait's set-up and tear-down and no sweep,
  * a burst of M signals a few waits and sweeps rather than M waits.  When
  * signals come one at a time but faster than the thread re-arms (many
@@ -142,7 +145,6 @@ void *hxw_multiwait_thread(void *arg)
 		next = me == 0 ? hx_w.ops->watchdog(hx_now_ns()) : INT64_MAX;
 		csw = voluntary_switches();
 		ret = hx_sync_wait_any(hx_w.dev, handles, points, n, next, &first);
-		slept = csw >= 0 && voluntary_switches() != csw;
 		/* ENOENT: an object was destroyed while the set was being
 		 * built; the rebuilt set will not have it. */
 		if (ret == -EINTR || ret == -ETIME || ret == -ENOENT)
@@ -165,9 +167,12 @@ void *hxw_multiwait_thread(void *arg)
 		 * thread's list meanwhile, collecting it here is as good). */
 		pthread_mutex_lock(&hx_w.lock);
 		if (hit->in_wlist)
-			hxw_collect_locked(hit, &done);
+			hxw_collect_known_locked(hit, hit->timeline ? &points[first] : NULL, &done);
 		pthread_mutex_unlock(&hx_w.lock);
 		hxw_complete(done);
+		/* Read after the release, not before: a switch while releasing
+		 * counts as a sleep too, which only delays the next sweep. */
+		slept = csw >= 0 && voluntary_switches() != csw;
 		if (slept) {
 			/* Keeping up: a pile-up after this is a real one. */
 			backoff = skip = 0;
