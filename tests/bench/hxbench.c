@@ -367,7 +367,8 @@ static void bench_wait(unsigned nsamples)
 /* ---- enqueue cost ------------------------------------------------------ */
 
 #define BATCH 8
-#define ENQ_SEMS (16 * BATCH)
+/* The semaphores of one batch: 16 per call, a distinct set per call. */
+#define BATCH_SEMS (16 * BATCH)
 
 /* What bench_enqueue measures: the shim's calls, and the primitives each
  * is judged against. */
@@ -395,9 +396,9 @@ static const char *const enq_names[ENQ_KINDS] = {
 };
 
 struct enq {
-	hipExternalSemaphore_t hs[ENQ_SEMS];
-	uint32_t raw[ENQ_SEMS];
-	uint64_t pts[ENQ_SEMS];
+	hipExternalSemaphore_t hs[BATCH_SEMS];
+	uint32_t raw[BATCH_SEMS];
+	uint64_t pts[BATCH_SEMS];
 	test_signal_params sp[16];
 	test_wait_params wp[16];
 	volatile uint64_t *gate; /* [0] holds the stream, [1] the timed stream waits */
@@ -464,9 +465,9 @@ static int64_t enq_batch(struct enq *q, enum enq_kind kind)
 	}
 	dt = (cpu_ns() - c0) / BATCH;
 	if (kind == ENQ_WAIT1 || kind == ENQ_WAIT16) {
-		for (int i = 0; i < ENQ_SEMS; i++)
+		for (int i = 0; i < BATCH_SEMS; i++)
 			q->pts[i] = p;
-		CHECK(drmSyncobjTimelineSignal(drm, q->raw, q->pts, ENQ_SEMS) == 0, "signal: %s",
+		CHECK(drmSyncobjTimelineSignal(drm, q->raw, q->pts, BATCH_SEMS) == 0, "signal: %s",
 		      strerror(errno));
 	}
 	__atomic_store_n(&q->gate[1], p, __ATOMIC_RELEASE);
@@ -478,12 +479,12 @@ static int64_t enq_batch(struct enq *q, enum enq_kind kind)
 static void bench_enqueue(unsigned nsamples)
 {
 	struct enq *q = calloc(1, sizeof(*q));
-	struct bsem *bs = calloc(ENQ_SEMS, sizeof(*bs));
+	struct bsem *bs = calloc(BATCH_SEMS, sizeof(*bs));
 	struct samples *s[ENQ_KINDS];
 
 	for (int k = 0; k < ENQ_KINDS; k++)
 		s[k] = calloc(1, sizeof(struct samples));
-	for (int i = 0; i < ENQ_SEMS; i++) {
+	for (int i = 0; i < BATCH_SEMS; i++) {
 		bsem_make(&bs[i]);
 		q->hs[i] = bs[i].s;
 		q->raw[i] = bs[i].h;
@@ -507,7 +508,7 @@ static void bench_enqueue(unsigned nsamples)
 	for (int k = 0; k < ENQ_KINDS; k++)
 		report_lat(enq_names[k], s[k]);
 	HIPCHECK(hipStreamDestroy(q->st));
-	for (int i = 0; i < ENQ_SEMS; i++)
+	for (int i = 0; i < BATCH_SEMS; i++)
 		HIPCHECK(hipDestroyExternalSemaphore(bs[i].s));
 	close(q->efd);
 	free(bs);
@@ -527,9 +528,8 @@ static void bench_enqueue(unsigned nsamples)
  */
 static void bench_pages(unsigned nsamples)
 {
-	enum { NSEM = 16 * BATCH };
-	struct bsem *bs = calloc(NSEM, sizeof(*bs));
-	hipExternalSemaphore_t hs[NSEM];
+	struct bsem *bs = calloc(BATCH_SEMS, sizeof(*bs));
+	hipExternalSemaphore_t hs[BATCH_SEMS];
 	test_signal_params sp[16];
 	volatile uint64_t *gate = pinned(sizeof(uint64_t));
 	static const char *const when[3] = { "first", "again", "slept" };
@@ -543,7 +543,7 @@ static void bench_pages(unsigned nsamples)
 		for (int v = 0; v < 2; v++)
 			s_sig[v][w] = calloc(1, sizeof(struct samples));
 	}
-	for (int i = 0; i < NSEM; i++) {
+	for (int i = 0; i < BATCH_SEMS; i++) {
 		bsem_make(&bs[i]);
 		hs[i] = bs[i].s;
 	}
@@ -589,7 +589,7 @@ static void bench_pages(unsigned nsamples)
 		report_lat(name, s_hf[w]);
 	}
 	HIPCHECK(hipStreamDestroy(st));
-	for (int i = 0; i < NSEM; i++)
+	for (int i = 0; i < BATCH_SEMS; i++)
 		HIPCHECK(hipDestroyExternalSemaphore(bs[i].s));
 }
 
