@@ -416,7 +416,9 @@ struct enq {
  * measured right after another batch, or after a run of ioctls, finds
  * the translations of its pages still there, one measured after a
  * synchronisation does not (docs/bench.md: pages): all kinds are
- * measured after one, in an order that turns with every sample.
+ * measured after one.  What the batch before did still matters (which
+ * pages, which threads it left busy), so every kind follows every other
+ * equally often (enq_order).
  */
 static int64_t enq_batch(struct enq *q, enum enq_kind kind)
 {
@@ -455,25 +457,45 @@ static int64_t enq_batch(struct enq *q, enum enq_kind kind)
 		case ENQ_ARM1:
 		case ENQ_ARM16:
 			/* the kernel floor of a wait: one eventfd arm per
-			 * semaphore, for a point never signaled */
+			 * semaphore, for the point the wait would use; it
+			 * fires after the batch, as the wait's does */
 			for (unsigned i = 0; i < n; i++)
-				arm_eventfd(q->raw[b * 16 + i], p + 1000000000, q->efd);
+				arm_eventfd(q->raw[b * 16 + i], p, q->efd);
 			break;
 		case ENQ_KINDS:
 			break;
 		}
 	}
 	dt = (cpu_ns() - c0) / BATCH;
-	if (kind == ENQ_WAIT1 || kind == ENQ_WAIT16) {
+	if (kind == ENQ_WAIT1 || kind == ENQ_WAIT16 || kind == ENQ_ARM1 || kind == ENQ_ARM16) {
+		uint64_t cnt;
+
 		for (int i = 0; i < BATCH_SEMS; i++)
 			q->pts[i] = p;
 		CHECK(drmSyncobjTimelineSignal(drm, q->raw, q->pts, BATCH_SEMS) == 0, "signal: %s",
 		      strerror(errno));
+		(void)!read(q->efd, &cnt, sizeof(cnt));
 	}
 	__atomic_store_n(&q->gate[1], p, __ATOMIC_RELEASE);
 	__atomic_store_n(&q->gate[0], p, __ATOMIC_RELEASE);
 	HIPCHECK(hipStreamSynchronize(q->st));
 	return dt;
+}
+
+/*
+ * The kind measured at position `pos` of round `round`.  The rounds form
+ * a balanced Latin square (a Williams design, for an even number of
+ * kinds): the first round is 0, 1, n-1, 2, n-2, ..., each later one adds
+ * one to every kind, so that over n rounds each kind comes right after
+ * every other kind exactly once.  Merely starting each round at another
+ * kind would leave most kinds behind the same predecessor every time.
+ */
+_Static_assert(ENQ_KINDS % 2 == 0, "a Williams design of this form needs an even number of kinds");
+static enum enq_kind enq_order(unsigned round, unsigned pos)
+{
+	unsigned first = pos == 0 ? 0 : pos % 2 ? (pos + 1) / 2 : ENQ_KINDS - pos / 2;
+
+	return (enum enq_kind)((first + round) % ENQ_KINDS);
 }
 
 static void bench_enqueue(unsigned nsamples)
@@ -494,12 +516,10 @@ static void bench_enqueue(unsigned nsamples)
 	CHECK(q->efd >= 0, "eventfd: %s", strerror(errno));
 	HIPCHECK(hipStreamCreate(&q->st));
 
-	/* The first rounds warm up (first eventfds, slot chunk, ...).  Round
-	 * k starts at kind k mod ENQ_KINDS, so every kind follows every
-	 * other equally often. */
+	/* The first rounds warm up (first eventfds, slot chunk, ...). */
 	for (unsigned k = 0; k < nsamples + 4 && time_left(); k++)
 		for (unsigned j = 0; j < ENQ_KINDS; j++) {
-			enum enq_kind kind = (enum enq_kind)((k + j) % ENQ_KINDS);
+			enum enq_kind kind = enq_order(k, j);
 			int64_t dt = enq_batch(q, kind);
 
 			if (k >= 4)
