@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Handles: a handle's lookup under the registry lock (import, destroy,
- * graph nodes), the bad-argument answers of the checks signal and wait
- * inline from handles.h, and the validation of a signal or wait that
- * runs later (graph nodes).
+ * Handles: whether a handle is one of ours (graph nodes), the bad-argument
+ * answers of the checks signal and wait inline from handles.h, and the
+ * validation of a signal or wait that runs later (graph nodes).  What a
+ * handle is and how it is looked up belong to the registry (registry.h),
+ * which never calls into this file.
  */
 #include <stdlib.h>
 
@@ -13,27 +14,6 @@
 #include "registry.h"
 #include "runtime.h"
 #include "sem.h"
-
-hipExternalSemaphore_t hx_reg_handle(const struct hx_sem *sem)
-{
-	return (hipExternalSemaphore_t)(uintptr_t)(HANDLE_TAG |
-						   ((uint64_t)(sem->gen & GEN_MASK) << INDEX_BITS) |
-						   ((uint64_t)sem->index + 1));
-}
-
-struct hx_sem *hx_reg_lookup_locked(hipExternalSemaphore_t h)
-{
-	uint32_t gen;
-	struct reg_entry *e = hx_reg_decode(h, &gen);
-	struct hx_sem *sem;
-
-	if (!e)
-		return NULL;
-	sem = atomic_load_explicit(&e->sem, memory_order_relaxed);
-	if (!sem || atomic_load_explicit(&e->gen, memory_order_relaxed) != gen)
-		return NULL;
-	return sem;
-}
 
 bool hx_op_is_shim_handle(hipExternalSemaphore_t h)
 {

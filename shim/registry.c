@@ -11,7 +11,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "handles.h"
 #include "log.h"
 #include "ops.h"
 #include "registry.h"

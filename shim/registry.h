@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The registry's state, shared by registry.c (import, destroy, device,
- * stats, fork), handles.c (lookups and the argument checks), op_pool.c
- * (per-call records), signal.c and wait.c: one struct under one lock,
- * and the helpers the operations call.  Calls only go down: signal.c and
- * wait.c call the registry, never the reverse, and the registry reaches
- * the waiter through waiter.h.
+ * stats, fork), handles.c (the argument checks), op_pool.c (per-call
+ * records), signal.c and wait.c: one struct under one lock, what a
+ * handle is and where the table keeps the semaphore it names, and the
+ * helpers the operations call.  Calls only go down: signal.c, wait.c and
+ * handles.c call the registry, never the reverse, and the registry
+ * reaches the waiter through waiter.h.
  */
 #ifndef HIPEXTSEM_REGISTRY_H
 #define HIPEXTSEM_REGISTRY_H
@@ -27,7 +28,7 @@
 #define SLOTS_PER_CHUNK 512u
 
 /* One registry position.  Written under the lock, read without it by
- * the lock-free lookup of signal and wait (handles.c). */
+ * the lock-free lookup of signal and wait (handles.h: hx_acquire). */
 struct reg_entry {
 	_Atomic(struct hx_sem *) sem;
 	_Atomic uint32_t gen;
@@ -118,7 +119,7 @@ struct hx_registry {
 	uint32_t free_head, nfree;
 	uint32_t nlive;
 	/* Semaphore records are never handed back to malloc: a lock-free
-	 * lookup may still touch one that was just destroyed (handles.c).
+	 * lookup may still touch one that was just destroyed (handles.h).
 	 * Freed records are pushed on `spare_in` from any thread, and taken
 	 * to `spare` (under the lock) by import. */
 	_Atomic(struct hx_sem *) spare_in;
@@ -142,6 +143,77 @@ struct hx_registry {
 };
 
 extern struct hx_registry hx_reg;
+
+/* ---- handles ---------------------------------------------------------- */
+
+/*
+ * A handle is not a pointer: 0x4858 ("HX") in the top 16 bits (never a
+ * canonical address, so anything that dereferences one faults at once),
+ * a 24-bit generation and a 24-bit registry index + 1.  Lookups compare
+ * the generation, and free indices are reused in FIFO order, so a stale
+ * handle matches a new semaphore only after 2^24 reuses of its slot.
+ */
+#define HANDLE_TAG 0x4858000000000000ull /* "HX" in the top bits */
+#define HANDLE_TAG_MASK 0xffff000000000000ull
+#define INDEX_BITS 24
+#define INDEX_MASK ((1u << INDEX_BITS) - 1)
+#define GEN_MASK 0xffffffu
+
+/* The position of index `idx`, or NULL if its chunk does not exist yet.
+ * Lock-free: chunks are published once and never move.  Chunk 0 covers
+ * the first REG_CHUNK0 semaphores, which is all of them in most
+ * processes: that case skips the chunk arithmetic. */
+static inline struct reg_entry *hx_reg_entry_at(uint32_t idx)
+{
+	struct reg_entry *chunk;
+	unsigned c = 0;
+
+	if (__builtin_expect(idx >= REG_CHUNK0, 0)) {
+		c = 31u - (unsigned)__builtin_clz(idx / REG_CHUNK0 + 1);
+		if (c >= REG_NCHUNKS)
+			return NULL;
+		idx -= REG_CHUNK0 * ((1u << c) - 1);
+	}
+	chunk = atomic_load_explicit(&hx_reg.chunks[c], memory_order_acquire);
+	return chunk ? &chunk[idx] : NULL;
+}
+
+/* The position a handle names and the generation it carries; NULL if it
+ * cannot be one of ours. */
+static inline struct reg_entry *hx_reg_decode(hipExternalSemaphore_t h, uint32_t *gen)
+{
+	uint64_t v = (uint64_t)(uintptr_t)h;
+	uint32_t idx = (uint32_t)(v & INDEX_MASK);
+
+	if ((v & HANDLE_TAG_MASK) != HANDLE_TAG || idx == 0)
+		return NULL;
+	*gen = (uint32_t)((v >> INDEX_BITS) & GEN_MASK);
+	return hx_reg_entry_at(idx - 1);
+}
+
+/* The handle of a registered semaphore. */
+static inline hipExternalSemaphore_t hx_reg_handle(const struct hx_sem *sem)
+{
+	return (hipExternalSemaphore_t)(uintptr_t)(HANDLE_TAG |
+						   ((uint64_t)(sem->gen & GEN_MASK) << INDEX_BITS) |
+						   ((uint64_t)sem->index + 1));
+}
+
+/* The semaphore a handle names, NULL for anything that is not a live
+ * handle; under the registry lock (import, destroy, graph nodes). */
+static inline struct hx_sem *hx_reg_lookup_locked(hipExternalSemaphore_t h)
+{
+	uint32_t gen;
+	struct reg_entry *e = hx_reg_decode(h, &gen);
+	struct hx_sem *sem;
+
+	if (!e)
+		return NULL;
+	sem = atomic_load_explicit(&e->sem, memory_order_relaxed);
+	if (!sem || atomic_load_explicit(&e->gen, memory_order_relaxed) != gen)
+		return NULL;
+	return sem;
+}
 
 #define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
 
@@ -233,11 +305,6 @@ void hx_reg_op_pool_init(void);
  * (and any call between its record and its enqueue). */
 unsigned hx_reg_op_outstanding(enum hx_op_kind kind);
 void hx_reg_op_pool_reset(void);
-
-/* The handle of a registered semaphore, and the reverse (NULL for anything
- * that is not a live handle). */
-hipExternalSemaphore_t hx_reg_handle(const struct hx_sem *sem);
-struct hx_sem *hx_reg_lookup_locked(hipExternalSemaphore_t h);
 
 /* The last reference destroys the kernel handle and frees the semaphore
  * (through the waiter when it still knows it). */
