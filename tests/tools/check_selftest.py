@@ -26,7 +26,8 @@ import time
 CHECKS = ['runtime-primitives', 'import', 'host-signal-stream-wait-binary',
           'host-signal-stream-wait-timeline', 'wait-before-signal', 'binary-wait-consumes',
           'signal-after-prior-work', 'timeline-values-increase', 'mixed-array', 'destroy']
-METRICS = ['signal_latency', 'wait_latency', 'signal_enqueue', 'wait_enqueue', 'fence_attach']
+METRICS = ['signal_latency', 'wait_latency', 'signal_enqueue', 'signal_enqueue16', 'wait_enqueue',
+           'wait_enqueue16', 'fence_attach']
 
 
 def check(cond, msg):

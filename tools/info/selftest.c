@@ -366,7 +366,8 @@ void hx_selftest_attribute(const struct hx_selftest_report *r, char *text, size_
 
 static const char *ms(double ns, char *buf, size_t len)
 {
-	snprintf(buf, len, "%.3f", ns / 1e6);
+	/* enqueue costs are microseconds: one more digit below 0.1 ms */
+	snprintf(buf, len, ns < 100000 ? "%.4f" : "%.3f", ns / 1e6);
 	return buf;
 }
 
@@ -410,10 +411,10 @@ void hx_selftest_print_text(const struct hx_selftest_report *r, FILE *f)
 	for (size_t i = 0; i < r->n_metrics; i++) {
 		const struct hx_st_metric *m = &r->metrics[i];
 		if (!m->samples) {
-			fprintf(f, "  %-15s not measured: %s\n", m->name, m->what);
+			fprintf(f, "  %-16s not measured: %s\n", m->name, m->what);
 			continue;
 		}
-		fprintf(f, "  %-15s %s / %s  vs %s / %s  ratio %.2f / %.2f  (%s; baseline: %s)\n",
+		fprintf(f, "  %-16s %s / %s  vs %s / %s  ratio %.2f / %.2f  (%s; baseline: %s)\n",
 			m->name, ms(m->p50_ns, b[0], sizeof(b[0])), ms(m->p99_ns, b[1], sizeof(b[1])),
 			ms(m->base_p50_ns, b[2], sizeof(b[2])),
 			ms(m->base_p99_ns, b[3], sizeof(b[3])), ratio(m->p50_ns, m->base_p50_ns),

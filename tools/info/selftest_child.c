@@ -28,6 +28,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/eventfd.h>
 #include <xf86drm.h>
 
 #include "hipextsem/hip_api.h"
@@ -40,7 +41,7 @@
 #define SETTLE_NS 1000000LL      /* lets a stream park in a wait before a latency sample */
 #define MAX_SAMPLES 100000u
 
-enum { M_GATE, M_MARKER, M_HOSTFN, M_COUNT };
+enum { M_GATE, M_MARKER, M_HOSTFN, M_GATE2, M_COUNT };
 
 typedef int (*get_wait_path_fn)(int *attr, char *reason, size_t reason_len);
 typedef void (*get_stats_fn)(void *st);
@@ -896,6 +897,234 @@ static void not_measured(const char *name, const char *why)
 	record("not-measured", 2, name, why);
 }
 
+/* ---- enqueue cost ----------------------------------------------------- */
+
+/*
+ * What a signal or wait call costs the calling thread, measured the way
+ * the project's benchmark does (docs/bench.md, "Enqueue cost on the
+ * calling thread"): the thread's CPU time over a batch of ENQ_BATCH calls
+ * on a stream held at a gate, as a busy GPU holds it, each batch right
+ * after the stream drained.  Against this runtime's own primitives: a
+ * signal against the host function it enqueues, a wait against
+ * hipStreamWaitValue64 plus the eventfd arming ioctl per semaphore that
+ * an eventfd-based wait issues.  What ran just before a batch changes its
+ * cost, so the kinds follow each other in a balanced order.
+ */
+enum enq_kind {
+	EQ_SIGNAL1,
+	EQ_SIGNAL16,
+	EQ_WAIT1,
+	EQ_WAIT16,
+	EQ_HOSTFN,
+	EQ_WAITVALUE,
+	EQ_ARM1,
+	EQ_ARM16,
+	EQ_KINDS
+};
+
+#define ENQ_BATCH 8
+#define ENQ_SEMS (16 * ENQ_BATCH) /* a distinct set for every call of a batch */
+#define ENQ_WARMUP 4              /* rounds not counted */
+
+struct enq {
+	uint32_t raw[ENQ_SEMS];
+	hipExternalSemaphore_t hs[ENQ_SEMS];
+	uint64_t pts[ENQ_SEMS];
+	unsigned nsems;
+	void *sp, *wp; /* 16 signal / wait parameters in the runtime's layout */
+	int efd;
+	uint64_t point;
+	int64_t *t[EQ_KINDS];
+};
+
+static int64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Round `round`, position `pos`: a Williams design (0, 1, 7, 2, 6, 3, 5, 4,
+ * then +1 per round), so over EQ_KINDS rounds every kind comes right
+ * after every other kind once. */
+_Static_assert(EQ_KINDS % 2 == 0, "the Williams design below needs an even number of kinds");
+static enum enq_kind enq_order(unsigned round, unsigned pos)
+{
+	unsigned first = pos == 0 ? 0 : pos % 2 ? (pos + 1) / 2 : EQ_KINDS - pos / 2;
+
+	return (enum enq_kind)((first + round) % EQ_KINDS);
+}
+
+static void enq_set_values(void *params, uint64_t v)
+{
+	size_t stride = C.abi == HX_ABI_5 ? sizeof(struct hx_sem_signal_params_v5) :
+					    sizeof(struct hx_sem_signal_params_v6);
+
+	for (unsigned i = 0; i < 16; i++)
+		memcpy((char *)params + i * stride, &v, sizeof(v)); /* fence.value */
+}
+
+/* One batch of `kind` into *out (CPU ns per call); false if a call failed
+ * or the stream did not drain (C.why says which). */
+static bool enq_batch(struct enq *q, enum enq_kind kind, int64_t *out)
+{
+	unsigned n = kind == EQ_SIGNAL16 || kind == EQ_WAIT16 || kind == EQ_ARM16 ? 16 : 1;
+	uint64_t g = ++C.gate, p = ++q->point, cnt;
+	hipError_t e = hipSuccess;
+	int64_t t0;
+
+	if (!stream_idle())
+		return false;
+	if ((e = put_gate(g)) != hipSuccess)
+		return fail("holding the stream at a gate answered %s", ename(e));
+	enq_set_values(q->sp, p);
+	enq_set_values(q->wp, p); /* a point not signaled yet */
+	t0 = thread_cpu_ns();
+	for (unsigned b = 0; b < ENQ_BATCH && e == hipSuccess; b++) {
+		hipExternalSemaphore_t *hs = &q->hs[b * 16];
+
+		switch (kind) {
+		case EQ_SIGNAL1:
+		case EQ_SIGNAL16:
+			e = C.Signal(hs, q->sp, n, C.s);
+			break;
+		case EQ_WAIT1:
+		case EQ_WAIT16:
+			e = C.Wait(hs, q->wp, n, C.s);
+			break;
+		case EQ_HOSTFN:
+			e = host_fn();
+			break;
+		case EQ_WAITVALUE:
+			e = C.StreamWaitValue64(C.s, (void *)&C.mem[M_GATE2], p, HX_WAIT_VALUE_GTE,
+						~0ull);
+			break;
+		case EQ_ARM1:
+		case EQ_ARM16:
+			for (unsigned i = 0; i < n && e == hipSuccess; i++)
+				if (hx_sync_eventfd(&C.dev, q->raw[b * 16 + i], p, q->efd))
+					e = hipErrorUnknown;
+			break;
+		case EQ_KINDS:
+			break;
+		}
+	}
+	*out = (thread_cpu_ns() - t0) / ENQ_BATCH;
+	/* What the waits and arms wait for, then the gates: the stream drains. */
+	if (kind == EQ_WAIT1 || kind == EQ_WAIT16 || kind == EQ_ARM1 || kind == EQ_ARM16) {
+		for (unsigned i = 0; i < q->nsems; i++)
+			q->pts[i] = p;
+		if (drmSyncobjTimelineSignal(C.dev.fd, q->raw, q->pts, q->nsems))
+			e = e ? e : hipErrorUnknown;
+		(void)!read(q->efd, &cnt, sizeof(cnt));
+	}
+	__atomic_store_n(&C.mem[M_GATE2], p, __ATOMIC_RELEASE);
+	open_gate(g);
+	if (e != hipSuccess)
+		return fail("a batch of %u-semaphore %s failed (%s)", n,
+			    kind <= EQ_WAIT16 ? "semaphore calls" : "primitive calls", ename(e));
+	return true;
+}
+
+static void enq_free(struct enq *q)
+{
+	stream_idle(); /* nothing of ours left in the stream */
+	for (unsigned i = 0; i < q->nsems; i++) {
+		C.Destroy(q->hs[i]);
+		hx_sync_destroy(&C.dev, q->raw[i]);
+	}
+	if (q->efd >= 0)
+		close(q->efd);
+	for (int k = 0; k < EQ_KINDS; k++)
+		free(q->t[k]);
+	free(q->sp);
+	free(q->wp);
+	free(q);
+}
+
+/* The floor of a wait, per round: the stream wait plus its arming ioctls
+ * (none where the kernel has no eventfd notification). */
+static void enq_floor(const struct enq *q, enum enq_kind arm, int64_t *out, unsigned n)
+{
+	for (unsigned k = 0; k < n; k++)
+		out[k] = q->t[EQ_WAITVALUE][k] + (C.dev.has_eventfd ? q->t[arm][k] : 0);
+}
+
+/* Emits signal_enqueue, signal_enqueue16, wait_enqueue, wait_enqueue16;
+ * false if a batch failed (the rest is not measured either). */
+static bool measure_enqueue(void)
+{
+	unsigned n = C.rounds;
+	struct enq *q = calloc(1, sizeof(*q));
+	uint64_t zero[16] = { 0 };
+	int64_t *base = calloc(n, sizeof(*base));
+	char hf[160], wf[200];
+	bool ok = q && base;
+
+	if (q)
+		q->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	for (int k = 0; ok && k < EQ_KINDS; k++)
+		ok = (q->t[k] = calloc(n, sizeof(int64_t))) != NULL;
+	ok = ok && q->efd >= 0 && (q->sp = params_array(16, zero)) && (q->wp = params_array(16, zero));
+	for (; ok && q->nsems < ENQ_SEMS; q->nsems++)
+		if (!import_one(true, &q->raw[q->nsems], &q->hs[q->nsems]))
+			break;
+	if (!ok || q->nsems < ENQ_SEMS) {
+		not_measured("enqueue", ok ? C.why : "out of memory");
+		if (q)
+			enq_free(q);
+		free(base);
+		return true; /* nothing was left in the stream */
+	}
+	for (unsigned r = 0; r < n + ENQ_WARMUP; r++) {
+		round_start(C.timeout_ns * 4);
+		for (unsigned j = 0; j < EQ_KINDS; j++) {
+			enum enq_kind kind = enq_order(r, j);
+			int64_t dt = 0;
+
+			/* waits that block their caller would wait for this thread */
+			if (C.waits_block && (kind == EQ_WAIT1 || kind == EQ_WAIT16))
+				continue;
+			if (!C.dev.has_eventfd && (kind == EQ_ARM1 || kind == EQ_ARM16))
+				continue;
+			if (!enq_batch(q, kind, &dt)) {
+				not_measured("enqueue", C.why);
+				enq_free(q);
+				free(base);
+				return false;
+			}
+			if (r >= ENQ_WARMUP)
+				q->t[kind][r - ENQ_WARMUP] = dt;
+		}
+	}
+	snprintf(hf, sizeof(hf), "%s of an empty function", host_fn_name());
+	for (unsigned k = 0; k < n; k++)
+		base[k] = q->t[EQ_HOSTFN][k];
+	metric("signal_enqueue", q->t[EQ_SIGNAL1], base, n, "hipSignalExternalSemaphoresAsync "
+	       "call, one timeline semaphore (CPU time, batch of 8 on a held stream)", hf);
+	for (unsigned k = 0; k < n; k++)
+		base[k] = q->t[EQ_HOSTFN][k];
+	metric("signal_enqueue16", q->t[EQ_SIGNAL16], base, n, "the same, 16 semaphores", hf);
+	if (C.waits_block) {
+		not_measured("wait_enqueue", "waits block the calling thread");
+		not_measured("wait_enqueue16", "waits block the calling thread");
+	} else {
+		snprintf(wf, sizeof(wf), "hipStreamWaitValue64 call%s",
+			 C.dev.has_eventfd ? " plus one DRM_IOCTL_SYNCOBJ_EVENTFD arming ioctl "
+					     "per semaphore" :
+					     " (no arming ioctl: this kernel has no syncobj eventfd)");
+		enq_floor(q, EQ_ARM1, base, n);
+		metric("wait_enqueue", q->t[EQ_WAIT1], base, n, "hipWaitExternalSemaphoresAsync "
+		       "call, one timeline semaphore (CPU time, batch of 8 on a held stream)", wf);
+		enq_floor(q, EQ_ARM16, base, n);
+		metric("wait_enqueue16", q->t[EQ_WAIT16], base, n, "the same, 16 semaphores", wf);
+	}
+	enq_free(q);
+	free(base);
+	return true;
+}
+
 static void measure(void)
 {
 	unsigned n = C.rounds;
@@ -960,48 +1189,13 @@ static void measure(void)
 		not_measured("wait_latency", "waits block the calling thread");
 	}
 
-	/* Enqueue cost on the calling thread, each against the runtime
-	 * primitive it enqueues; the stream is idle for both. */
-	for (unsigned k = 0; k < n; k++) {
-		round_start(C.timeout_ns * 4);
-		uint64_t v = ++C.tl_next;
-		int64_t t0;
-
-		t0 = hx_now_ns();
-		sem_signal(&C.etl, &v, 1);
-		a[k] = hx_now_ns() - t0;
-		if (hx_sync_wait_one(&C.dev, C.tl, v, C.deadline))
-			goto late;
-		t0 = hx_now_ns();
-		host_fn();
-		b[k] = hx_now_ns() - t0;
-		if (!stream_idle())
-			goto late;
+	/* Enqueue cost on the calling thread: a section of its own. */
+	if (!measure_enqueue()) {
+		C.stop = true;
+		free(a);
+		free(b);
+		return;
 	}
-	{
-		char base[160];
-		snprintf(base, sizeof(base), "%s of an empty function", host_fn_name());
-		metric("signal_enqueue", a, b, n, "hipSignalExternalSemaphoresAsync call, one "
-		       "timeline semaphore", base);
-	}
-	for (unsigned k = 0; k < n; k++) {
-		round_start(C.timeout_ns * 4);
-		uint64_t v = C.tl_next; /* already reached: passes at once */
-		int64_t t0;
-
-		t0 = hx_now_ns();
-		sem_wait(&C.etl, &v, 1);
-		a[k] = hx_now_ns() - t0;
-		if (!stream_idle())
-			goto late;
-		t0 = hx_now_ns();
-		put_gate(C.gate); /* already open */
-		b[k] = hx_now_ns() - t0;
-		if (!stream_idle())
-			goto late;
-	}
-	metric("wait_enqueue", a, b, n, "hipWaitExternalSemaphoresAsync call, one timeline "
-	       "semaphore", "hipStreamWaitValue64 call");
 
 	/* When is a signal's fence attached?  What a Vulkan consumer of a
 	 * binary semaphore waits for inside vkQueueSubmit.  Against the time
