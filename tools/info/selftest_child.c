@@ -922,6 +922,17 @@ enum enq_kind {
 	EQ_KINDS
 };
 
+static const char *const enq_names[EQ_KINDS] = {
+	[EQ_SIGNAL1] = "1-semaphore signals",
+	[EQ_SIGNAL16] = "16-semaphore signals",
+	[EQ_WAIT1] = "1-semaphore waits",
+	[EQ_WAIT16] = "16-semaphore waits",
+	[EQ_HOSTFN] = "empty host functions",
+	[EQ_WAITVALUE] = "hipStreamWaitValue64 calls",
+	[EQ_ARM1] = "DRM_IOCTL_SYNCOBJ_EVENTFD arms",
+	[EQ_ARM16] = "16-fold DRM_IOCTL_SYNCOBJ_EVENTFD arms",
+};
+
 #define ENQ_BATCH 8
 #define ENQ_SEMS (16 * ENQ_BATCH) /* a distinct set for every call of a batch */
 #define ENQ_WARMUP 4              /* rounds not counted */
@@ -1022,8 +1033,7 @@ static bool enq_batch(struct enq *q, enum enq_kind kind, int64_t *out)
 	__atomic_store_n(&C.mem[M_GATE2], p, __ATOMIC_RELEASE);
 	open_gate(g);
 	if (e != hipSuccess)
-		return fail("a batch of %u-semaphore %s failed (%s)", n,
-			    kind <= EQ_WAIT16 ? "semaphore calls" : "primitive calls", ename(e));
+		return fail("enqueue cost: a batch of %s failed (%s)", enq_names[kind], ename(e));
 	return true;
 }
 
