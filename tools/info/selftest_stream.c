@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the self-test's checks and measurements share (selftest_child.h):
+ * the state, result lines to the parent, the stream's markers and gates,
+ * the semaphore calls in the runtime's parameter layout, the host function
+ * the shim's signal uses on this runtime, and a syncobj imported through
+ * the shim.  Calls come here from selftest_child.c and selftest_measure.c
+ * and never go back.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "selftest.h"
+#include "selftest_child.h"
+
+struct st_state hx_st;
+
+/* One line: the type and its fields, tab-separated; tabs and newlines in a
+ * field become spaces.  A line is written with one write(), so the parent
+ * never sees half of one (pipe writes up to PIPE_BUF are atomic). */
+void st_record(const char *type, int n, ...)
+{
+	char buf[2048];
+	size_t len = 0;
+	va_list ap;
+
+	for (const char *p = type; *p && len < sizeof(buf) - 2; p++)
+		buf[len++] = *p;
+	va_start(ap, n);
+	for (int i = 0; i < n; i++) {
+		const char *f = va_arg(ap, const char *);
+		if (len < sizeof(buf) - 2)
+			buf[len++] = '\t';
+		for (; *f && len < sizeof(buf) - 2; f++)
+			buf[len++] = *f == '\t' || *f == '\n' ? ' ' : *f;
+	}
+	va_end(ap);
+	buf[len++] = '\n';
+	if (write(hx_st.out, buf, len) < 0)
+		_exit(1); /* the parent is gone: nobody to report to */
+}
+
+bool st_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+bool st_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(hx_st.why, sizeof(hx_st.why), fmt, ap);
+	va_end(ap);
+	return false;
+}
+
+bool st_timeout_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+bool st_timeout_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(hx_st.why, sizeof(hx_st.why), fmt, ap);
+	va_end(ap);
+	hx_st.timed_out = true;
+	return false;
+}
+
+const char *st_ename(hipError_t e)
+{
+	static __thread char buf[64];
+	const char *n = hx_st.GetErrorName ? hx_st.GetErrorName(e) : NULL;
+
+	snprintf(buf, sizeof(buf), "%d %s", (int)e, n ? n : "");
+	return buf;
+}
+
+double st_tsec(void)
+{
+	return (double)hx_st.timeout_ns / 1e9;
+}
+
+void st_spin_pause(void)
+{
+	sched_yield();
+}
+
+/* Waits until the stream wrote marker >= v; false at the check's deadline. */
+bool st_marker_reaches(uint64_t v)
+{
+	while (__atomic_load_n(&hx_st.mem[M_MARKER], __ATOMIC_ACQUIRE) < v) {
+		if (hx_now_ns() > hx_st.deadline)
+			return false;
+		st_spin_pause();
+	}
+	return true;
+}
+
+hipError_t st_put_marker(uint64_t v)
+{
+	return hx_st.StreamWriteValue64(hx_st.s, (void *)&hx_st.mem[M_MARKER], v, 0);
+}
+
+hipError_t st_put_gate(uint64_t v)
+{
+	return hx_st.StreamWaitValue64(hx_st.s, (void *)&hx_st.mem[M_GATE], v, HX_WAIT_VALUE_GTE, ~0ull);
+}
+
+void st_open_gate(uint64_t v)
+{
+	__atomic_store_n(&hx_st.mem[M_GATE], v, __ATOMIC_RELEASE);
+}
+
+bool st_stream_idle(void)
+{
+	/* Everything queued so far has passed; a stuck stream is a timeout. */
+	uint64_t m = ++hx_st.marker;
+
+	if (st_put_marker(m) != hipSuccess)
+		return st_fail("hipStreamWriteValue64 failed");
+	if (!st_marker_reaches(m))
+		return st_timeout_fail("the stream did not finish its queued work within %.0f s",
+				    st_tsec());
+	return true;
+}
+
+void *st_params_array(unsigned n, const uint64_t *values)
+{
+	size_t stride = hx_st.abi == HX_ABI_5 ? sizeof(struct hx_sem_signal_params_v5) :
+					    sizeof(struct hx_sem_signal_params_v6);
+	char *p = calloc(n ? n : 1, stride);
+
+	/* fence.value is at offset 0 of both layouts, for signal and wait;
+	 * flags (64 or 72) stays 0. */
+	for (unsigned i = 0; p && i < n; i++)
+		memcpy(p + i * stride, &values[i], sizeof(values[i]));
+	return p;
+}
+
+hipError_t st_sem_signal(hipExternalSemaphore_t *sems, const uint64_t *values, unsigned n)
+{
+	void *p = st_params_array(n, values);
+	hipError_t e = p ? hx_st.Signal(sems, p, n, hx_st.s) : hipErrorOutOfMemory;
+
+	free(p);
+	return e;
+}
+
+hipError_t st_sem_wait(hipExternalSemaphore_t *sems, const uint64_t *values, unsigned n)
+{
+	void *p = st_params_array(n, values);
+	hipError_t e = p ? hx_st.Wait(sems, p, n, hx_st.s) : hipErrorOutOfMemory;
+
+	free(p);
+	return e;
+}
+
+/* Each round gets the full deadline (a slow machine with many rounds is
+ * not a stuck stream), and the parent hears from us at least twice a
+ * second, so its own watchdog only fires on a real hang. */
+void st_round_start(int64_t deadline_ns)
+{
+	static int64_t last;
+	int64_t now = hx_now_ns();
+
+	hx_st.deadline = now + deadline_ns;
+	if (now - last > 500000000LL) {
+		st_record("progress", 0);
+		last = now;
+	}
+}
+
+static void count_hostfn(void *arg)
+{
+	(void)arg;
+	/* What the stream had written when this function ran. */
+	__atomic_store_n(&hx_st.mem[M_HOSTFN], __atomic_load_n(&hx_st.mem[M_MARKER], __ATOMIC_ACQUIRE),
+			 __ATOMIC_RELEASE);
+	atomic_fetch_add(&hx_st.hostfn_runs, 1);
+}
+
+static void count_callback(hipStream_t s, hipError_t e, void *arg)
+{
+	(void)s;
+	(void)e;
+	count_hostfn(arg);
+}
+
+/* The host function the shim's signal uses on this runtime. */
+hipError_t st_host_fn(void)
+{
+	if (hx_st.LaunchHostFunc)
+		return hx_st.LaunchHostFunc(hx_st.s, count_hostfn, NULL);
+	return hx_st.StreamAddCallback(hx_st.s, count_callback, NULL, 0);
+}
+
+const char *st_host_fn_name(void)
+{
+	return hx_st.LaunchHostFunc ? "hipLaunchHostFunc" : "hipStreamAddCallback";
+}
+
+bool st_import_one(bool timeline, uint32_t *handle, hipExternalSemaphore_t *ext)
+{
+	const char *kind = timeline ? "timeline" : "binary";
+	union {
+		struct hx_sem_desc_v5 v5;
+		struct hx_sem_desc_v6 v6;
+	} d;
+	int fd, ret;
+	hipError_t e;
+
+	ret = hx_sync_create(&hx_st.dev, false, handle);
+	if (ret)
+		return st_fail("DRM_IOCTL_SYNCOBJ_CREATE on %s: %s", hx_st.dev.path, strerror(-ret));
+	ret = hx_sync_export_fd(&hx_st.dev, *handle, &fd);
+	if (ret)
+		return st_fail("DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD on %s: %s", hx_st.dev.path, strerror(-ret));
+	memset(&d, 0, sizeof(d));
+	/* type, handle.fd and flags sit at the same offsets in both layouts */
+	d.v6.type = timeline ? HX_SEM_HANDLE_TIMELINE_FD : HX_SEM_HANDLE_OPAQUE_FD;
+	d.v6.handle.fd = fd;
+	e = hx_st.Import(ext, (const hipExternalSemaphoreHandleDesc *)(const void *)&d);
+	if (e != hipSuccess) {
+		close(fd);
+		return st_fail("hipImportExternalSemaphore of a %s syncobj fd answered %s", kind,
+			    st_ename(e));
+	}
+	if (!*ext)
+		return st_fail("hipImportExternalSemaphore (%s) succeeded with a NULL handle", kind);
+	if (fcntl(fd, F_GETFD) != -1 || errno != EBADF) {
+		close(fd);
+		return st_fail("hipImportExternalSemaphore (%s) succeeded but left fd %d open (a "
+			    "successful import takes the fd)", kind, fd);
+	}
+	return true;
+}
