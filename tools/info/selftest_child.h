@@ -88,6 +88,8 @@ bool st_stream_idle(void);
 /* The semaphore calls with the runtime's parameter layout, and the host
  * function the shim's signal uses on this runtime. */
 void *st_params_array(unsigned n, const uint64_t *values);
+/* Rewrites the values of n parameters made by st_params_array. */
+void st_params_set(void *params, unsigned n, const uint64_t *values);
 hipError_t st_sem_signal(hipExternalSemaphore_t *sems, const uint64_t *values, unsigned n);
 hipError_t st_sem_wait(hipExternalSemaphore_t *sems, const uint64_t *values, unsigned n);
 hipError_t st_host_fn(void);

@@ -127,16 +127,26 @@ bool st_stream_idle(void)
 	return true;
 }
 
+static size_t params_stride(void)
+{
+	return hx_st.abi == HX_ABI_5 ? sizeof(struct hx_sem_signal_params_v5) :
+				       sizeof(struct hx_sem_signal_params_v6);
+}
+
+void st_params_set(void *params, unsigned n, const uint64_t *values)
+{
+	/* fence.value is at offset 0 of both layouts, for signal and wait */
+	for (unsigned i = 0; i < n; i++)
+		memcpy((char *)params + i * params_stride(), &values[i], sizeof(values[i]));
+}
+
 void *st_params_array(unsigned n, const uint64_t *values)
 {
-	size_t stride = hx_st.abi == HX_ABI_5 ? sizeof(struct hx_sem_signal_params_v5) :
-					    sizeof(struct hx_sem_signal_params_v6);
-	char *p = calloc(n ? n : 1, stride);
+	/* flags (at 64 or 72) stay 0 */
+	void *p = calloc(n ? n : 1, params_stride());
 
-	/* fence.value is at offset 0 of both layouts, for signal and wait;
-	 * flags (64 or 72) stays 0. */
-	for (unsigned i = 0; p && i < n; i++)
-		memcpy(p + i * stride, &values[i], sizeof(values[i]));
+	if (p)
+		st_params_set(p, n, values);
 	return p;
 }
 
