@@ -700,22 +700,163 @@ static void count_threads(int *all, int *shim)
 	*all = list_threads("hipextsem", NULL, 0, shim);
 }
 
+/* What both halves of the scale benchmark share.  The shim's semaphores are
+ * imported for the whole run; each half queues its own pending waits. */
+struct scale {
+	unsigned n;
+	struct bsem *bs;
+	uint32_t *raw;
+	uint64_t *pts;
+	int64_t *t1;
+	volatile uint64_t *slots;
+	hipStream_t st[NSTREAMS];
+	struct samples *shim, *prim;
+	uint64_t point;     /* last timeline point used, by either half */
+	uint64_t round, gen; /* rounds so far: the shim's, the baseline's */
+	/* taken while the shim's first round is pending */
+	size_t h2;
+	long r2, k2;
+	int thr_all, thr_shim;
+	/* heap taken by the first round of wait-values */
+	size_t hp0, hp1;
+	hipError_t werr;
+	unsigned nfail, lost;
+};
+
+/* Host function queued behind each wait of the scale benchmark: stamps its
+ * time and wakes the measuring thread, which sleeps meanwhile (as in the
+ * other latency benchmarks) instead of polling for the stamp. */
+static sem_t scale_sem;
+
+static void hostfn_scale(void *arg)
+{
+	__atomic_store_n((int64_t *)arg, now_ns(), __ATOMIC_RELEASE);
+	sem_post(&scale_sem);
+}
+
+/* Waits (2 s at most) for the host function behind wait i to stamp t1[i]. */
+static bool scale_stamped(struct scale *c, unsigned i, int64_t t0)
+{
+	struct timespec dl;
+	int64_t end = t0 + 2000000000;
+
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += 2;
+	while (!__atomic_load_n(&c->t1[i], __ATOMIC_ACQUIRE) && now_ns() < end)
+		if (sem_timedwait(&scale_sem, &dl) && errno == ETIMEDOUT)
+			break;
+	return __atomic_load_n(&c->t1[i], __ATOMIC_ACQUIRE) != 0;
+}
+
+/* Takes back the wake-ups of the host functions that were not measured. */
+static void scale_drain(void)
+{
+	while (sem_trywait(&scale_sem) == 0)
+		;
+}
+
+/* One round of the shim: one wait (on the next point) plus a time-stamping
+ * host function per semaphore, spread over the streams; the first `want`
+ * semaphores are signaled one at a time (each is then at the head of its
+ * stream's queue), the rest at once.  Returns the samples taken. */
+static unsigned scale_shim_round(struct scale *c, unsigned want)
+{
+	unsigned n = c->n;
+	uint64_t point = ++c->point;
+	c->round++;
+	for (unsigned i = 0; i < n; i++) {
+		hipError_t e = wait1(c->bs[i].s, point, c->st[i % NSTREAMS]);
+		if (e != hipSuccess && !c->nfail++)
+			c->werr = e;
+		HIPCHECK(hipLaunchHostFunc(c->st[i % NSTREAMS], hostfn_scale, &c->t1[i]));
+	}
+	if (c->round == 1) {
+		c->h2 = heap_used();
+		c->r2 = rss_kib();
+		c->k2 = slab_kib();
+		count_threads(&c->thr_all, &c->thr_shim);
+	}
+	unsigned i;
+	for (i = 0; i < n && i < want && time_left(); i++) {
+		sleep_us(1000);
+		c->t1[i] = 0;
+		int64_t t0 = now_ns();
+		so_signal(drm, c->raw[i], point);
+		if (scale_stamped(c, i, t0))
+			add(c->shim, c->t1[i] - t0);
+		else
+			c->lost++;
+	}
+	for (unsigned j = i; j < n; j++)
+		c->pts[j] = point;
+	if (i < n)
+		CHECK(drmSyncobjTimelineSignal(drm, c->raw + i, c->pts + i, n - i) == 0,
+		      "bulk signal: %s", strerror(errno));
+	for (int s = 0; s < NSTREAMS; s++)
+		HIPCHECK(hipStreamSynchronize(c->st[s]));
+	scale_drain();
+	return i;
+}
+
+/* One round of the baseline: the runtime primitive with N pending
+ * wait-values, the signaled one released by a thread woken by its eventfd
+ * on the next point of the same syncobj.  The syncobjs not signaled in this
+ * round stay below that point; the shim's next round waits above it. */
+static unsigned scale_prim_round(struct scale *c, unsigned want)
+{
+	unsigned n = c->n;
+	uint64_t point = ++c->point;
+	c->gen++;
+	size_t hp0 = heap_used();
+	for (unsigned i = 0; i < n; i++) {
+		HIPCHECK(hipStreamWaitValue64(c->st[i % NSTREAMS], (void *)&c->slots[i], c->gen,
+					      hipStreamWaitValueGte, ~0ull));
+		HIPCHECK(hipLaunchHostFunc(c->st[i % NSTREAMS], hostfn_scale, &c->t1[i]));
+	}
+	if (c->gen == 1) {
+		c->hp0 = hp0;
+		c->hp1 = heap_used();
+	}
+	unsigned i;
+	for (i = 0; i < n && i < want && time_left(); i++) {
+		c->t1[i] = 0;
+		helper_arm(c->raw[i], point, HELP_RELEASE_SLOT, &c->slots[i], c->gen);
+		sleep_us(1000);
+		int64_t t0 = now_ns();
+		so_signal(drm, c->raw[i], point);
+		helper_join();
+		if (scale_stamped(c, i, t0))
+			add(c->prim, c->t1[i] - t0);
+	}
+	for (unsigned j = i; j < n; j++)
+		__atomic_store_n(&c->slots[j], c->gen, __ATOMIC_RELEASE);
+	for (int s = 0; s < NSTREAMS; s++)
+		HIPCHECK(hipStreamSynchronize(c->st[s]));
+	scale_drain();
+	return i;
+}
+
+/* Samples per stretch of one kind: the shim and the baseline take turns in
+ * stretches of this many, in the order shim, baseline, baseline, shim, ...,
+ * so that a drift of the machine over the run weighs on both alike.  (They
+ * used to run one after the other, each in its half of the time budget.) */
+#define SCALE_STRETCH 25
+
 static void bench_scale(unsigned n, unsigned nsamples)
 {
-	struct bsem *bs = calloc(n, sizeof(*bs));
-	uint32_t *raw = calloc(n, sizeof(*raw));
-	uint64_t *pts = calloc(n, sizeof(*pts));
-	int64_t *t1 = calloc(n, sizeof(*t1));
-	volatile uint64_t *slots = pinned(n * sizeof(uint64_t));
-	hipStream_t st[NSTREAMS];
-	struct samples *shim = calloc(1, sizeof(*shim)), *prim = calloc(1, sizeof(*prim));
+	struct scale *c = calloc(1, sizeof(*c));
 	struct rlimit rl;
-	int thr_all = 0, thr_shim = 0, thr_all0, thr_shim0;
+	int thr_all0, thr_shim0;
 	char name[64];
 
-	/* Two phases (shim, then baseline), half of the budget each. */
-	int64_t phase_ns = (deadline_ns - now_ns()) / 2;
-	deadline_ns = now_ns() + phase_ns;
+	c->n = n;
+	c->bs = calloc(n, sizeof(*c->bs));
+	c->raw = calloc(n, sizeof(*c->raw));
+	c->pts = calloc(n, sizeof(*c->pts));
+	c->t1 = calloc(n, sizeof(*c->t1));
+	c->slots = pinned(n * sizeof(uint64_t));
+	c->shim = calloc(1, sizeof(*c->shim));
+	c->prim = calloc(1, sizeof(*c->prim));
 	if (nsamples > 200)
 		nsamples = 200;
 
@@ -728,139 +869,67 @@ static void bench_scale(unsigned n, unsigned nsamples)
 	report_val("scale.nofile_hard", (double)rl.rlim_max);
 
 	for (int i = 0; i < NSTREAMS; i++)
-		HIPCHECK(hipStreamCreate(&st[i]));
+		HIPCHECK(hipStreamCreate(&c->st[i]));
 	/* Warm-up: device open, waiter thread, first slot chunk. */
 	{
 		struct bsem w;
 		bsem_make(&w);
-		HIPCHECK(wait1(w.s, 1, st[0]));
+		HIPCHECK(wait1(w.s, 1, c->st[0]));
 		so_signal(drm, w.h, 1);
-		HIPCHECK(hipStreamSynchronize(st[0]));
+		HIPCHECK(hipStreamSynchronize(c->st[0]));
 		HIPCHECK(hipDestroyExternalSemaphore(w.s));
 	}
 	count_threads(&thr_all0, &thr_shim0);
 	malloc_trim(0);
 
-	/* ---- the shim: N imported semaphores, one pending wait each ---- */
 	size_t h0 = heap_used();
 	long r0 = rss_kib(), k0 = slab_kib();
 	for (unsigned i = 0; i < n; i++) {
-		bsem_make(&bs[i]);
-		raw[i] = bs[i].h;
+		bsem_make(&c->bs[i]);
+		c->raw[i] = c->bs[i].h;
 	}
 	size_t h1 = heap_used();
 	long k1 = slab_kib();
-	unsigned measured = 0, round = 0;
-	size_t h2 = 0, hp0 = 0, hp1 = 0;
-	long r2 = 0, k2 = 0;
-	hipError_t werr = hipSuccess;
-	unsigned nfail = 0, lost = 0;
-	/* Rounds until enough samples: each round queues one wait (point
-	 * `round`) plus a time-stamping host function per semaphore, spread
-	 * over the streams; the first semaphores are signaled one at a time
-	 * (each is then at the head of its stream's queue), the rest at once. */
-	while (measured < nsamples && time_left()) {
-		round++;
-		for (unsigned i = 0; i < n; i++) {
-			hipError_t e = wait1(bs[i].s, round, st[i % NSTREAMS]);
-			if (e != hipSuccess) {
-				if (!nfail++)
-					werr = e;
-			}
-			HIPCHECK(hipLaunchHostFunc(st[i % NSTREAMS], hostfn_t0, &t1[i]));
-		}
-		if (round == 1) {
-			h2 = heap_used();
-			r2 = rss_kib();
-			k2 = slab_kib();
-			count_threads(&thr_all, &thr_shim);
-		}
-		unsigned i;
-		for (i = 0; i < n && measured < nsamples && time_left(); i++) {
-			sleep_us(1000);
-			t1[i] = 0;
-			int64_t t0 = now_ns();
-			so_signal(drm, raw[i], round);
-			while (!__atomic_load_n(&t1[i], __ATOMIC_ACQUIRE) && now_ns() - t0 < 2000000000)
-				sleep_us(20);
-			if (__atomic_load_n(&t1[i], __ATOMIC_ACQUIRE))
-				add(shim, t1[i] - t0);
-			else
-				lost++;
-			measured++;
-		}
-		for (unsigned j = i; j < n; j++)
-			pts[j] = round;
-		if (i < n)
-			CHECK(drmSyncobjTimelineSignal(drm, raw + i, pts + i, n - i) == 0,
-			      "bulk signal: %s", strerror(errno));
-		for (int s = 0; s < NSTREAMS; s++)
-			HIPCHECK(hipStreamSynchronize(st[s]));
-	}
 
-	/* The baseline gets its own half of the time budget. */
-	deadline_ns = now_ns() + phase_ns;
-
-	/* ---- baseline: the runtime primitive with N pending wait-values,
-	 * the signaled one released by a thread woken by its eventfd ---- */
+	/* taken[0]: shim signals tried (lost ones too), taken[1]: baseline */
+	unsigned taken[2] = { 0, 0 };
+	sem_init(&scale_sem, 0, 0);
 	helper_start();
-	unsigned pmeasured = 0;
-	uint64_t gen = 0;
-	while (pmeasured < nsamples && time_left()) {
-		gen++;
-		hp0 = heap_used();
-		for (unsigned i = 0; i < n; i++) {
-			HIPCHECK(hipStreamWaitValue64(st[i % NSTREAMS], (void *)&slots[i], gen,
-						      hipStreamWaitValueGte, ~0ull));
-			HIPCHECK(hipLaunchHostFunc(st[i % NSTREAMS], hostfn_t0, &t1[i]));
-		}
-		if (gen == 1)
-			hp1 = heap_used();
-		unsigned i;
-		for (i = 0; i < n && pmeasured < nsamples && time_left(); i++) {
-			t1[i] = 0;
-			helper_arm(raw[i], 1000000 + gen, HELP_RELEASE_SLOT, &slots[i], gen);
-			sleep_us(1000);
-			int64_t t0 = now_ns();
-			so_signal(drm, raw[i], 1000000 + gen);
-			helper_join();
-			while (!__atomic_load_n(&t1[i], __ATOMIC_ACQUIRE) && now_ns() - t0 < 2000000000)
-				sleep_us(20);
-			if (__atomic_load_n(&t1[i], __ATOMIC_ACQUIRE))
-				add(prim, t1[i] - t0);
-			pmeasured++;
-		}
-		for (unsigned j = i; j < n; j++)
-			__atomic_store_n(&slots[j], gen, __ATOMIC_RELEASE);
-		for (int s = 0; s < NSTREAMS; s++)
-			HIPCHECK(hipStreamSynchronize(st[s]));
+	for (unsigned k = 0; (taken[0] < nsamples || taken[1] < nsamples) && time_left(); k++) {
+		unsigned who = (k % 4 == 0 || k % 4 == 3) ? 0 : 1;
+		unsigned stop = taken[who] + SCALE_STRETCH;
+		if (stop > nsamples)
+			stop = nsamples;
+		while (taken[who] < stop && time_left())
+			taken[who] += who == 0 ? scale_shim_round(c, stop - taken[who])
+					       : scale_prim_round(c, stop - taken[who]);
 	}
 	helper_stop();
 
 #define NAMED(suffix) (snprintf(name, sizeof(name), "scale.%u.%s", n, suffix), name)
-	report_lat(NAMED("shim"), shim);
-	report_lat(NAMED("primitive"), prim);
-	report_val(NAMED("threads_shim"), thr_shim);
+	report_lat(NAMED("shim"), c->shim);
+	report_lat(NAMED("primitive"), c->prim);
+	report_val(NAMED("threads_shim"), c->thr_shim);
 	report_val(NAMED("threads_shim_idle"), thr_shim0);
-	report_val(NAMED("threads_all"), thr_all);
+	report_val(NAMED("threads_all"), c->thr_all);
 	report_val(NAMED("threads_all_idle"), thr_all0);
 	report_val(NAMED("heap_import_per_sem"), (double)(h1 - h0) / n);
-	report_val(NAMED("heap_wait_per_sem"), (double)(h2 - h1) / n);
-	report_val(NAMED("heap_primitive_per_wait"), (double)(hp1 - hp0) / n);
+	report_val(NAMED("heap_wait_per_sem"), (double)(c->h2 - h1) / n);
+	report_val(NAMED("heap_primitive_per_wait"), (double)(c->hp1 - c->hp0) / n);
 	report_val(NAMED("heap_shim_per_sem"),
-		   ((double)(h2 - h0) - (double)(hp1 - hp0)) / n);
-	report_val(NAMED("rss_per_sem"), (double)(r2 - r0) * 1024 / n);
+		   ((double)(c->h2 - h0) - (double)(c->hp1 - c->hp0)) / n);
+	report_val(NAMED("rss_per_sem"), (double)(c->r2 - r0) * 1024 / n);
 	report_val(NAMED("slab_import_per_sem"), (double)(k1 - k0) * 1024 / n);
-	report_val(NAMED("slab_wait_per_sem"), (double)(k2 - k1) * 1024 / n);
-	report_val(NAMED("wait_failures"), nfail);
-	report_val(NAMED("lost_samples"), lost);
-	report_val(NAMED("wait_first_error"), werr);
+	report_val(NAMED("slab_wait_per_sem"), (double)(c->k2 - k1) * 1024 / n);
+	report_val(NAMED("wait_failures"), c->nfail);
+	report_val(NAMED("lost_samples"), c->lost);
+	report_val(NAMED("wait_first_error"), c->werr);
 #undef NAMED
 
 	for (unsigned i = 0; i < n; i++)
-		HIPCHECK(hipDestroyExternalSemaphore(bs[i].s));
+		HIPCHECK(hipDestroyExternalSemaphore(c->bs[i].s));
 	for (int i = 0; i < NSTREAMS; i++)
-		HIPCHECK(hipStreamDestroy(st[i]));
+		HIPCHECK(hipStreamDestroy(c->st[i]));
 }
 
 int main(int argc, char **argv)
