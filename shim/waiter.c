@@ -9,7 +9,7 @@
  * the thread sleeps in epoll_wait and only ever looks at objects the
  * kernel reported.
  *
- * fallback mode: HIPEXTSEM_WAIT_THREADS threads (4 unless set), each
+ * fallback mode: HIPEXTSEM_WAIT_THREADS threads (8 unless set), each
  * asleep in one multi-handle syncobj wait over the lowest pending point of
  * the objects in its own list plus its private "wake" syncobj, signaled
  * when that set changes.  An object joins the shortest list when it gets

@@ -23,7 +23,7 @@
 #include "waiter.h"
 
 #define HXW_THREADS_MAX 8     /* hx_waitable.unseen has a bit per thread */
-#define HXW_THREADS_DEFAULT 4 /* fallback mode; eventfd mode has one */
+#define HXW_THREADS_DEFAULT 8 /* fallback mode; eventfd mode has one */
 
 /* One waiter thread and the objects it watches. */
 struct hxw_shard {
