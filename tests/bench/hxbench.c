@@ -806,17 +806,16 @@ static unsigned scale_prim_round(struct scale *c, unsigned want)
 {
 	unsigned n = c->n;
 	uint64_t point = ++c->point;
-	c->gen++;
-	size_t hp0 = heap_used();
+	bool first = ++c->gen == 1;
+	if (first)
+		c->hp0 = heap_used();
 	for (unsigned i = 0; i < n; i++) {
 		HIPCHECK(hipStreamWaitValue64(c->st[i % NSTREAMS], (void *)&c->slots[i], c->gen,
 					      hipStreamWaitValueGte, ~0ull));
 		HIPCHECK(hipLaunchHostFunc(c->st[i % NSTREAMS], hostfn_scale, &c->t1[i]));
 	}
-	if (c->gen == 1) {
-		c->hp0 = hp0;
+	if (first)
 		c->hp1 = heap_used();
-	}
 	unsigned i;
 	for (i = 0; i < n && i < want && time_left(); i++) {
 		c->t1[i] = 0;
