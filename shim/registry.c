@@ -317,9 +317,13 @@ hipError_t hx_op_import(hipExternalSemaphore_t *out, const void *desc)
 	sem->w.timeline = timeline;
 	sem->w.handle = handle;
 	sem->w.efd = -1;
-	sem->w.armed = UINT64_MAX;
-	/* Live from here; published by register_locked. */
-	atomic_store_explicit(&sem->refs, 1, memory_order_relaxed);
+	/* Live from here; published by register_locked.  A lock-free lookup
+	 * (hx_acquire) that still holds this record from its previous life
+	 * may take a reference as soon as the count is not 0, then re-reads
+	 * the table: the release orders every field written above before the
+	 * count its acquiring compare-exchange reads, so whatever that re-read
+	 * decides, the lookup never sees the record half set up. */
+	atomic_store_explicit(&sem->refs, 1, memory_order_release);
 	if (register_locked(sem)) {
 		atomic_store_explicit(&sem->refs, 0, memory_order_relaxed);
 		sem_recycle(sem);

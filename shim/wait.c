@@ -320,6 +320,12 @@ static hipError_t host_wait(const struct hx_wait_op *op, const void *params, hip
 		bool reported = false;
 		int ret;
 
+		/* Every timeline is at 0 or above: nothing to wait for.  (The
+		 * kernel would take point 0 as "the current fence", and wait
+		 * for one to appear on a timeline that has none.) */
+		if (sem->w.timeline && point == 0)
+			continue;
+
 		/* Wait in slices of HIPEXTSEM_STUCK_MS so that a wait that
 		 * never ends is reported, as the waiter's watchdog does. */
 		for (;;) {

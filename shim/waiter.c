@@ -62,14 +62,20 @@ static void close_epoll(void)
 static void *eventfd_thread(void *arg)
 {
 	struct epoll_event evs[64];
+	unsigned epoll_failures = 0;
 
 	(void)arg;
 	for (;;) {
-		/* The only timed wake-up: the stuck-wait watchdog's next
-		 * deadline, if a wait is pending at all.  Reports what is due. */
+		/* The only timed wake-ups: the stuck-wait watchdog's next
+		 * deadline, if a wait is pending at all (it reports what is
+		 * due), and the retry of an object whose collect or arm failed. */
 		int64_t next = hx_w.ops->watchdog(hx_now_ns());
 		int timeout = -1, n;
 
+		pthread_mutex_lock(&hx_w.lock);
+		if (hx_w.retry_next < next)
+			next = hx_w.retry_next;
+		pthread_mutex_unlock(&hx_w.lock);
 		if (next != INT64_MAX) {
 			int64_t ms = (next - hx_now_ns() + 999999) / 1000000;
 			timeout = ms < 0 ? 0 : ms > 3600000 ? 3600000 : (int)ms;
@@ -78,9 +84,14 @@ static void *eventfd_thread(void *arg)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			hx_err("epoll_wait failed: %m; the waiter thread stops");
-			return NULL;
+			/* Never stop: pending waits would have nothing left to
+			 * release them.  Retried after a pause. */
+			if (epoll_failures++ == 0)
+				hx_err("epoll_wait failed: %m; the waiter retries every 100 ms");
+			usleep(100 * 1000);
+			continue;
 		}
+		epoll_failures = 0;
 		struct hx_wait_entry *done = NULL;
 		uint64_t cnt;
 		/* The kick is consumed before the queue is taken: a hand-over
@@ -101,9 +112,13 @@ static void *eventfd_thread(void *arg)
 			 * not worth looking at. */
 			if (obj->efd < 0)
 				continue;
-			(void)!read(obj->efd, &cnt, sizeof(cnt));
-			hxw_collect_locked(obj, &done);
+			/* The count is the number of registrations that fired
+			 * since the last read: each was one-shot. */
+			if (read(obj->efd, &cnt, sizeof(cnt)) != (ssize_t)sizeof(cnt))
+				cnt = 0;
+			hxw_collect_locked(obj, NULL, cnt, &done);
 		}
+		hxw_retry_due_locked(hx_now_ns(), &done);
 		hxw_free_zombies_locked(0);
 		pthread_mutex_unlock(&hx_w.lock);
 		hxw_complete(done);
@@ -255,6 +270,9 @@ bool hx_waiter_forget(struct hx_waitable *obj)
 		close(obj->efd);
 		obj->efd = -1;
 	}
+	obj->nregs = 0;
+	obj->failures = 0;
+	obj->retry_at = 0;
 	now = !atomic_load_explicit(&hx_waiter_started, memory_order_relaxed);
 	if (!now) {
 		obj->unseen = (uint8_t)((1u << hx_w.nshards) - 1);
@@ -288,6 +306,7 @@ void hx_waiter_reset_after_fork(void)
 	memset(hx_w.shards, 0, sizeof(hx_w.shards));
 	hx_w.nshards = 0;
 	hx_w.zombies = NULL;
+	hx_w.retry_next = INT64_MAX;
 	atomic_store(&hx_w.incoming, NULL);
 	hx_w.dev = NULL;
 }

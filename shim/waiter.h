@@ -24,18 +24,23 @@ struct hx_waitable {
 	uint32_t handle;
 	bool timeline;
 
-	int efd;                       /* eventfd, -1 until the first wait */
-	uint64_t armed;                /* point the eventfd is armed for, or UINT64_MAX */
+	int efd;           /* eventfd, -1 until the first wait; kept until forgotten */
+	uint32_t nregs;    /* kernel eventfd registrations on efd not yet seen to fire */
+	uint64_t armed;    /* the lowest point registered; meaningful while nregs > 0 */
 	struct hx_wait_entry *pending; /* timeline: ascending by value; binary: FIFO */
 	struct hx_waitable *wnext, *wprev; /* the waiter's list of objects with waits */
 	bool in_wlist;
-	uint8_t shard;  /* the waiter thread whose list holds it (while in_wlist) */
-	uint8_t unseen; /* forgotten: threads that may still hold a pointer to it */
+	uint8_t shard;    /* the waiter thread whose list holds it (while in_wlist) */
+	uint8_t unseen;   /* forgotten: threads that may still hold a pointer to it */
+	uint8_t failures; /* consecutive failed collects or arms (retried, then given up) */
+	int64_t retry_at; /* CLOCK_MONOTONIC time of the next retry after a failure, 0 none */
 };
 
 /* One condition: `obj` reaches `value` (timeline) or is signaled (binary;
- * the waiter then resets it, one entry per signal).  The owner embeds it
- * in a larger record and finds that again from the entry. */
+ * the waiter then resets it, one entry per signal).  A timeline condition
+ * for value 0 holds at once: every timeline is at 0 or above (the kernel
+ * would read point 0 as "the current fence", which is not that).  The
+ * owner embeds it in a larger record and finds that again from the entry. */
 struct hx_wait_entry {
 	struct hx_wait_entry *next; /* submission list, then the object's pending list */
 	struct hx_waitable *obj;
@@ -43,8 +48,9 @@ struct hx_wait_entry {
 };
 
 struct hx_waiter_ops {
-	/* An entry's condition holds (or it could not be armed and is given
-	 * up, logged).  Called without the waiter's lock, once per entry. */
+	/* An entry's condition holds (or, as a last resort after the kernel
+	 * failed it again and again, it is given up, logged as an error).
+	 * Called without the waiter's lock, once per entry. */
 	void (*entry_done)(struct hx_wait_entry *entry);
 	/* Stuck-wait watchdog: reports what is due at `now_ns` and returns
 	 * the CLOCK_MONOTONIC time at which it next has something to check,

@@ -48,7 +48,7 @@ static bool sweep_locked(uint32_t *handles, uint64_t *values, struct hx_waitable
 	}
 	if (nt && hx_sync_query_many(hx_w.dev, handles, values, nt) == 0)
 		for (unsigned i = 0; i < nt; i++)
-			hxw_collect_known_locked(objs[i], &values[i], done);
+			hxw_collect_locked(objs[i], &values[i], 0, done);
 	return *done != before;
 }
 
@@ -87,11 +87,12 @@ void *hxw_multiwait_thread(void *arg)
 	struct hx_waitable **objs = NULL;
 	unsigned cap = 0;
 	unsigned backoff = 0, skip = 0; /* sweeps: see above */
+	unsigned wait_failures = 0;
 
 	for (;;) {
 		unsigned n = 0;
 		uint32_t first = 0;
-		int64_t next;
+		int64_t next, retry, now;
 		long csw;
 		bool slept;
 		int ret;
@@ -133,7 +134,18 @@ void *hxw_multiwait_thread(void *arg)
 		handles[n] = sh->wake;
 		points[n] = 0;
 		objs[n++] = NULL;
+		retry = INT64_MAX;
+		now = hx_now_ns();
 		for (struct hx_waitable *s = sh->list; s; s = s->wnext) {
+			/* An object whose last collect failed sits out its
+			 * backoff (it may be signaled: it would end every wait at
+			 * once); the wait ends when the backoff does. */
+			if (s->retry_at > now) {
+				if (s->retry_at < retry)
+					retry = s->retry_at;
+				continue;
+			}
+			s->retry_at = 0;
 			handles[n] = s->handle;
 			points[n] = s->timeline ? s->pending->value : 0;
 			objs[n++] = s;
@@ -143,6 +155,8 @@ void *hxw_multiwait_thread(void *arg)
 
 		/* After the reset above: a kick from now on is not lost. */
 		next = me == 0 ? hx_w.ops->watchdog(hx_now_ns()) : INT64_MAX;
+		if (retry < next)
+			next = retry;
 		csw = voluntary_switches();
 		ret = hx_sync_wait_any(hx_w.dev, handles, points, n, next, &first);
 		/* ENOENT: an object was destroyed while the set was being
@@ -150,10 +164,18 @@ void *hxw_multiwait_thread(void *arg)
 		if (ret == -EINTR || ret == -ETIME || ret == -ENOENT)
 			continue;
 		if (ret) {
-			hx_err("DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT over %u handles failed: %s", n,
-			       strerror(-ret));
-			sleep(1); /* a dead device must not become a busy loop */
+			/* Retried (the waits stay queued), after a pause that
+			 * keeps a dead device from becoming a busy loop. */
+			if (wait_failures++ == 0)
+				hx_err("DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT over %u handles failed: %s; "
+				       "retried every %u ms", n, strerror(-ret), HXW_RETRY_CAP_MS / 10);
+			usleep(HXW_RETRY_CAP_MS * 100);
 			continue;
+		}
+		if (wait_failures) {
+			hx_info("DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT works again after %u failure(s)",
+				wait_failures);
+			wait_failures = 0;
 		}
 		if (first == 0 || first >= n)
 			continue; /* the set changed */
@@ -167,7 +189,7 @@ void *hxw_multiwait_thread(void *arg)
 		 * thread's list meanwhile, collecting it here is as good). */
 		pthread_mutex_lock(&hx_w.lock);
 		if (hit->in_wlist)
-			hxw_collect_known_locked(hit, hit->timeline ? &points[first] : NULL, &done);
+			hxw_collect_locked(hit, hit->timeline ? &points[first] : NULL, 0, &done);
 		pthread_mutex_unlock(&hx_w.lock);
 		hxw_complete(done);
 		/* Read after the release, not before: a switch while releasing

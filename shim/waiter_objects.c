@@ -22,6 +22,7 @@ struct hxw_state hx_w = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.epfd = -1,
 	.kick = -1,
+	.retry_next = INT64_MAX,
 };
 
 /* An object that gets its first pending entry joins the shortest list. */
@@ -63,8 +64,43 @@ void hxw_list_remove_locked(struct hx_waitable *obj)
 	sh->nlist--;
 }
 
-/* Arms the object's eventfd for its head entry, unless a registration
- * for that point (or an earlier one) is still outstanding. */
+/* eventfd mode: the object's eventfd, made and added to the epoll set on
+ * its first wait and kept until the object is forgotten. */
+static int ensure_efd_locked(struct hx_waitable *obj)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = obj };
+	int ret;
+
+	if (obj->efd >= 0)
+		return 0;
+	obj->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (obj->efd < 0) {
+		ret = -errno;
+		hx_err("eventfd() for syncobj %u failed: %s (raise RLIMIT_NOFILE?)", obj->handle,
+		       strerror(-ret));
+		return ret;
+	}
+	if (epoll_ctl(hx_w.epfd, EPOLL_CTL_ADD, obj->efd, &ev)) {
+		ret = -errno;
+		hx_err("epoll_ctl(ADD) for syncobj %u failed: %s", obj->handle, strerror(-ret));
+		close(obj->efd);
+		obj->efd = -1;
+		return ret;
+	}
+	obj->nregs = 0;
+	return 0;
+}
+
+/*
+ * Arms the object's eventfd for its head entry, unless a registration for
+ * that point (or an earlier one) is still outstanding.  Each
+ * DRM_IOCTL_SYNCOBJ_EVENTFD registration is one-shot: the kernel drops it
+ * once it has bumped the eventfd (drm_syncobj.c, syncobj_eventfd_entry_fence_func).
+ * So the object counts the registrations it made and takes off those the
+ * eventfd's count says fired (hxw_collect_locked): "armed" means "a
+ * registration still outstanding", never "armed once".  Several can be
+ * outstanding on a timeline (a lower point armed while a higher one is).
+ */
 HX_HOT_PATH
 static int arm_locked(struct hx_waitable *obj)
 {
@@ -73,8 +109,11 @@ static int arm_locked(struct hx_waitable *obj)
 
 	if (!obj->pending || !hx_w.use_eventfd)
 		return 0;
+	ret = ensure_efd_locked(obj);
+	if (ret)
+		return ret;
 	point = obj->timeline ? obj->pending->value : 0;
-	if (obj->armed != UINT64_MAX && obj->armed <= point)
+	if (obj->nregs && obj->armed <= point)
 		return 0;
 	ret = hx_sync_eventfd(hx_w.dev, obj->handle, point, obj->efd);
 	if (ret) {
@@ -82,50 +121,182 @@ static int arm_locked(struct hx_waitable *obj)
 		       (unsigned long long)point, strerror(-ret));
 		return ret;
 	}
-	obj->armed = point;
+	if (!obj->nregs || point < obj->armed)
+		obj->armed = point;
+	obj->nregs++;
 	return 0;
 }
 
-void hxw_collect_locked(struct hx_waitable *obj, struct hx_wait_entry **done)
+/* Moves every pending entry of `obj` to *done. */
+static void give_up_locked(struct hx_waitable *obj, struct hx_wait_entry **done)
 {
-	hxw_collect_known_locked(obj, NULL, done);
+	while (obj->pending) {
+		struct hx_wait_entry *e = obj->pending;
+		obj->pending = e->next;
+		e->next = *done;
+		*done = e;
+	}
+	hxw_list_remove_locked(obj);
 }
 
-/* The body of both (waiter_private.h). */
-void hxw_collect_known_locked(struct hx_waitable *obj, const uint64_t *known,
-			      struct hx_wait_entry **done)
+/*
+ * `what` failed on `obj` with -err: its waits stay queued and the object is
+ * looked at again after a backoff (the eventfd thread's retry deadline;
+ * the fallback threads leave it out of their sets until then).  Only after
+ * HXW_RETRY_MAX failures in a row are its waits released without their
+ * signal: an early pass, which the semantics forbid, but a stream held
+ * forever by a kernel that keeps failing is worse.  Logged at each
+ * doubling of the streak, as an error when given up.
+ */
+static void retry_later_locked(struct hx_waitable *obj, const char *what, int err,
+			       struct hx_wait_entry **done)
 {
-	if (obj->timeline) {
-		uint64_t cur = 0;
-		int ret = known ? (cur = *known, 0) : hx_sync_query(hx_w.dev, obj->handle, &cur);
-		if (ret) {
-			hx_warn_once("DRM_IOCTL_SYNCOBJ_QUERY failed: %s", strerror(-ret));
-			return;
-		}
-		if (obj->armed != UINT64_MAX && cur >= obj->armed)
-			obj->armed = UINT64_MAX; /* that registration has fired */
-		while (obj->pending && obj->pending->value <= cur) {
-			struct hx_wait_entry *e = obj->pending;
-			obj->pending = e->next;
-			e->next = *done;
-			*done = e;
-		}
-	} else if (obj->pending) {
-		if (hx_sync_poll(hx_w.dev, obj->handle, 0) == 0) {
-			struct hx_wait_entry *e = obj->pending;
-			int ret = hx_sync_reset(hx_w.dev, obj->handle);
-			if (ret)
-				hx_warn_once("DRM_IOCTL_SYNCOBJ_RESET failed: %s", strerror(-ret));
-			obj->armed = UINT64_MAX;
-			obj->pending = e->next;
-			e->next = *done;
-			*done = e;
+	unsigned n = ++obj->failures;
+	int64_t ms;
+
+	if (n >= HXW_RETRY_MAX) {
+		unsigned count = 0;
+		for (struct hx_wait_entry *e = obj->pending; e; e = e->next)
+			count++;
+		hx_err("%s on syncobj %u failed %u times in a row (last: %s): its %u pending "
+		       "wait(s) are released WITHOUT their signal", what, obj->handle, n,
+		       strerror(err), count);
+		give_up_locked(obj, done);
+		obj->failures = 0;
+		obj->retry_at = 0;
+		return;
+	}
+	ms = (int64_t)1 << (n - 1);
+	if (ms > HXW_RETRY_CAP_MS)
+		ms = HXW_RETRY_CAP_MS;
+	if ((n & (n - 1)) == 0)
+		hx_warn("%s on syncobj %u failed: %s; its waits stay queued, retried in %lld ms "
+			"(failure %u of at most %u)", what, obj->handle, strerror(err),
+			(long long)ms, n, HXW_RETRY_MAX);
+	obj->retry_at = hx_now_ns() + ms * 1000000;
+	if (hx_w.use_eventfd && obj->retry_at < hx_w.retry_next) {
+		hx_w.retry_next = obj->retry_at;
+		hxw_kick(); /* the thread may be asleep with a later deadline */
+	}
+}
+
+/* The body of hxw_collect_locked for a timeline: false on a failure. */
+static bool collect_timeline_locked(struct hx_waitable *obj, const uint64_t *known,
+				    uint64_t fired, struct hx_wait_entry **done)
+{
+	uint64_t cur = 0;
+	int ret = known ? (cur = *known, 0) : hx_sync_query(hx_w.dev, obj->handle, &cur);
+
+	/* Registrations at or below the current value have fired, or are
+	 * firing now (the count arrives with the next event and is then
+	 * taken off a fresh registration: at worst one spare, never one
+	 * missing).  Higher ones may still be outstanding and are forgotten
+	 * here: a spare registration later, never a missing one. */
+	if (obj->nregs && (fired >= obj->nregs || (!ret && cur >= obj->armed)))
+		obj->nregs = 0;
+	else if (obj->nregs)
+		obj->nregs -= (uint32_t)fired;
+	if (ret) {
+		retry_later_locked(obj, "DRM_IOCTL_SYNCOBJ_QUERY", -ret, done);
+		return false;
+	}
+	while (obj->pending && obj->pending->value <= cur) {
+		struct hx_wait_entry *e = obj->pending;
+		obj->pending = e->next;
+		e->next = *done;
+		*done = e;
+	}
+	return true;
+}
+
+/* The body of hxw_collect_locked for a binary object: false on a failure. */
+static bool collect_binary_locked(struct hx_waitable *obj, uint64_t fired,
+				  struct hx_wait_entry **done)
+{
+	struct hx_wait_entry *e;
+	int ret;
+
+	/* At most one registration is outstanding on a binary object (all
+	 * are for point 0).  If it fired, it is gone, whatever the syncobj
+	 * holds now: another consumer (the same syncobj imported twice, a
+	 * second process) or an external reset may have taken the signal,
+	 * and then the object must be armed again for the next one. */
+	if (fired)
+		obj->nregs = fired >= obj->nregs ? 0 : obj->nregs - (uint32_t)fired;
+	if (!obj->pending)
+		return true;
+	ret = hx_sync_poll(hx_w.dev, obj->handle, 0);
+	if (ret == -ETIME)
+		return true; /* not signaled (any more): armed again below */
+	if (ret) {
+		retry_later_locked(obj, "DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT (poll)", -ret, done);
+		return false;
+	}
+	/* One wait per signal: the signal is consumed only once the reset
+	 * took, or the next wait would pass on the same signal. */
+	ret = hx_sync_reset(hx_w.dev, obj->handle);
+	if (ret) {
+		retry_later_locked(obj, "DRM_IOCTL_SYNCOBJ_RESET", -ret, done);
+		return false;
+	}
+	e = obj->pending;
+	obj->pending = e->next;
+	e->next = *done;
+	*done = e;
+	return true;
+}
+
+/* (waiter_private.h) */
+void hxw_collect_locked(struct hx_waitable *obj, const uint64_t *known, uint64_t fired,
+			struct hx_wait_entry **done)
+{
+	bool ok = obj->timeline ? collect_timeline_locked(obj, known, fired, done)
+				: collect_binary_locked(obj, fired, done);
+	int ret;
+
+	if (!ok)
+		return;
+	if (!obj->pending) {
+		hxw_list_remove_locked(obj);
+		obj->failures = 0;
+		obj->retry_at = 0;
+		return;
+	}
+	ret = arm_locked(obj);
+	if (ret) {
+		retry_later_locked(obj, "arming the eventfd", -ret, done);
+		return;
+	}
+	obj->failures = 0;
+	obj->retry_at = 0;
+}
+
+/* (waiter_private.h)  Failures are rare, so the one list is walked. */
+int64_t hxw_retry_due_locked(int64_t now, struct hx_wait_entry **done)
+{
+	int64_t next = INT64_MAX;
+
+	if (hx_w.retry_next > now)
+		return hx_w.retry_next;
+	hx_w.retry_next = INT64_MAX;
+	for (unsigned i = 0; i < hx_w.nshards; i++) {
+		struct hx_waitable *s = hx_w.shards[i].list, *after;
+
+		for (; s; s = after) {
+			after = s->wnext; /* a give-up takes `s` off the list */
+			if (!s->retry_at)
+				continue;
+			if (s->retry_at <= now) {
+				s->retry_at = 0;
+				hxw_collect_locked(s, NULL, 0, done);
+			}
+			if (s->retry_at && s->retry_at < next)
+				next = s->retry_at;
 		}
 	}
-	if (!obj->pending)
-		hxw_list_remove_locked(obj);
-	else
-		arm_locked(obj);
+	if (next < hx_w.retry_next)
+		hx_w.retry_next = next;
+	return hx_w.retry_next;
 }
 
 /* A forgotten object a thread may still hold a stale pointer to (from its
@@ -174,52 +345,34 @@ static void insert_locked(struct hx_wait_entry *e)
 }
 
 /* Queues one submitted entry on its object and arms the notification.
- * An entry that cannot be armed is handed back through *done (released):
- * a stream held forever is worse than a wait that did not hold. */
+ * A timeline entry for value 0 holds already and is handed back at once.
+ * An object that cannot be armed keeps the entry and is retried later. */
 HX_HOT_PATH
 void hxw_adopt_locked(struct hx_wait_entry *e, struct hx_wait_entry **done)
 {
 	struct hx_waitable *obj = e->obj;
+	int ret;
 
-	if (hx_w.use_eventfd && obj->efd < 0) {
-		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = obj };
-		obj->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-		if (obj->efd < 0) {
-			hx_err("eventfd() for a semaphore failed: %m; its wait is released "
-			       "without waiting (raise RLIMIT_NOFILE?)");
-			goto fail;
-		}
-		if (epoll_ctl(hx_w.epfd, EPOLL_CTL_ADD, obj->efd, &ev)) {
-			hx_err("epoll_ctl(ADD) failed: %m; a wait is released without waiting");
-			close(obj->efd);
-			obj->efd = -1;
-			goto fail;
-		}
-		obj->armed = UINT64_MAX;
+	if (obj->timeline && e->value == 0) {
+		e->next = *done;
+		*done = e;
+		return;
 	}
 	insert_locked(e);
 	list_add_locked(obj);
-	if (!hx_w.use_eventfd && obj->pending == e)
-		hx_w.shards[obj->shard].stale = true; /* a new head: the set changed */
-	if (hx_w.use_eventfd) {
-		if (arm_locked(obj)) {
-			for (struct hx_wait_entry **p = &obj->pending; *p; p = &(*p)->next)
-				if (*p == e) {
-					*p = e->next;
-					break;
-				}
-			if (!obj->pending)
-				hxw_list_remove_locked(obj);
-			hx_err("a wait is released without waiting (see the error above)");
-			goto fail;
-		}
-		/* Already signaled: the eventfd fires at once and the thread
-		 * collects it on its next pass. */
+	if (!hx_w.use_eventfd) {
+		if (obj->pending == e)
+			hx_w.shards[obj->shard].stale = true; /* a new head: the set changed */
+		return;
 	}
-	return;
-fail:
-	e->next = *done;
-	*done = e;
+	/* Waiting out a failure: the retry arms it. */
+	if (obj->retry_at)
+		return;
+	ret = arm_locked(obj);
+	if (ret)
+		retry_later_locked(obj, "arming the eventfd", -ret, done);
+	/* Already signaled: the eventfd fires at once and the thread
+	 * collects it on its next pass. */
 }
 
 void hxw_drain_incoming_locked(struct hx_wait_entry **done)

@@ -25,6 +25,12 @@
 #define HXW_THREADS_MAX 8     /* hx_waitable.unseen has a bit per thread */
 #define HXW_THREADS_DEFAULT 8 /* fallback mode; eventfd mode has one */
 
+/* A failed collect or arm is retried after 1, 2, 4 ... ms, at most a
+ * second apart; after HXW_RETRY_MAX failures in a row (about 8 s) the
+ * object's waits are given up (waiter_objects.c, retry_later_locked). */
+#define HXW_RETRY_MAX 16
+#define HXW_RETRY_CAP_MS 1000
+
 /* One waiter thread and the objects it watches. */
 struct hxw_shard {
 	struct hx_waitable *list; /* objects with pending entries */
@@ -44,6 +50,7 @@ struct hxw_state {
 	struct hxw_shard shards[HXW_THREADS_MAX];
 	unsigned nshards;            /* threads running; fixed once started */
 	struct hx_waitable *zombies; /* forgotten, released by the threads */
+	int64_t retry_next;          /* eventfd mode: earliest retry_at of any object */
 	/* Submitted, not yet queued on their objects: a lock-free stack (the
 	 * newest first), so that a submitting thread never waits for the
 	 * lock; it kicks only when the stack was empty. */
@@ -54,11 +61,16 @@ extern struct hxw_state hx_w;
 
 /* Moves the satisfied entries of `obj` to *done and re-arms it, or drops
  * it from its thread's list when none are left.  Binary objects give one
- * entry per signal and are reset to unsignaled when consumed.  The _known
- * form takes the timeline's current value instead of querying it. */
-void hxw_collect_locked(struct hx_waitable *obj, struct hx_wait_entry **done);
-void hxw_collect_known_locked(struct hx_waitable *obj, const uint64_t *known,
-			      struct hx_wait_entry **done);
+ * entry per signal and are reset to unsignaled when consumed.  `known`,
+ * if not NULL, is the timeline's current value (no query); `fired` is how
+ * many of the object's eventfd registrations the kernel reported fired
+ * (the eventfd's count; 0 where there are none).  A failure is retried
+ * later (retry_at), never left with nothing to wake it. */
+void hxw_collect_locked(struct hx_waitable *obj, const uint64_t *known, uint64_t fired,
+			struct hx_wait_entry **done);
+/* eventfd mode: collects the objects whose retry is due at `now` and
+ * returns the next retry time (INT64_MAX for none). */
+int64_t hxw_retry_due_locked(int64_t now, struct hx_wait_entry **done);
 void hxw_list_remove_locked(struct hx_waitable *obj);
 
 /* Queues one submitted entry on its object (see waiter_objects.c). */

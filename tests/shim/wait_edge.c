@@ -1,0 +1,501 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Edge cases of the wait path: waits that used to hold forever or be lost,
+ * and the waiter's answer to failing kernel calls.  One case per argv[1],
+ * run inside the test VM on a cpuhip flavour with the shim preloaded, in
+ * each waiter mode (eventfd, or HIPEXTSEM_NO_EVENTFD=1 for the multi-wait
+ * fallback) and, where it applies, on the host-blocking wait path
+ * (HIPEXTSEM_HOST_WAIT=1).
+ *
+ *   tl-zero      a timeline wait for 0 is satisfied at once: on a fresh
+ *                timeline (no fence at all), behind a later point still
+ *                pending, and beside an entry that must hold
+ *   bin-refire   a binary syncobj whose signal another consumer took (the
+ *                same syncobj imported twice; a signal reset from outside)
+ *                is waited for again: the next signal releases the wait
+ *   tl-max       a wait for UINT64_MAX holds until that point and does not
+ *                register the eventfd again for every wait and collect
+ *   fault-*      HX_WAIT_FAULT=CALL:N makes the next N calls of CALL by the
+ *                shim fail (query, arm, multiwait, reset): the wait still
+ *                holds until its signal, is released after it, and the
+ *                failure is logged (HIPEXTSEM_LOG_FILE) as retried
+ *
+ * Fault injection: the definitions below come first in the symbol lookup
+ * order, ahead of libdrm, so they see the shim's calls; the test's own
+ * calls use its own DRM file (`drm`) and are never failed.
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/ioctl.h>
+
+#include "hxtest.h"
+
+#ifndef DRM_IOCTL_SYNCOBJ_EVENTFD
+struct wt_syncobj_eventfd {
+	uint32_t handle, flags;
+	uint64_t point;
+	int32_t fd;
+	uint32_t pad;
+};
+#define DRM_IOCTL_SYNCOBJ_EVENTFD DRM_IOWR(0xCF, struct wt_syncobj_eventfd)
+#endif
+
+static int drm = -1;
+
+/* ---- fault injection -------------------------------------------------- */
+
+enum fault_call { F_NONE, F_QUERY, F_ARM, F_MULTIWAIT, F_RESET };
+static enum fault_call fault_call;
+static atomic_int fault_left;    /* failures still to inject */
+static atomic_int fault_hits;    /* failures injected */
+static atomic_int eventfd_arms;  /* DRM_IOCTL_SYNCOBJ_EVENTFD calls by the shim */
+
+static bool shim_fd(int fd)
+{
+	return drm >= 0 && fd != drm;
+}
+
+static bool inject(enum fault_call c, int fd)
+{
+	int left;
+
+	if (fault_call != c || !shim_fd(fd))
+		return false;
+	left = atomic_load(&fault_left);
+	while (left > 0)
+		if (atomic_compare_exchange_weak(&fault_left, &left, left - 1)) {
+			atomic_fetch_add(&fault_hits, 1);
+			errno = EIO;
+			return true;
+		}
+	return false;
+}
+
+#define NEXT(name, type) ((type)dlsym(RTLD_NEXT, name))
+
+int drmIoctl(int fd, unsigned long request, void *arg)
+{
+	static int (*real)(int, unsigned long, void *);
+
+	if (!real)
+		real = NEXT("drmIoctl", int (*)(int, unsigned long, void *));
+	if (request == DRM_IOCTL_SYNCOBJ_EVENTFD && shim_fd(fd)) {
+		atomic_fetch_add(&eventfd_arms, 1);
+		if (inject(F_ARM, fd))
+			return -1;
+	}
+	return real(fd, request, arg);
+}
+
+int drmSyncobjQuery(int fd, uint32_t *handles, uint64_t *points, uint32_t count)
+{
+	static int (*real)(int, uint32_t *, uint64_t *, uint32_t);
+
+	if (!real)
+		real = NEXT("drmSyncobjQuery", int (*)(int, uint32_t *, uint64_t *, uint32_t));
+	if (inject(F_QUERY, fd))
+		return -EIO;
+	return real(fd, handles, points, count);
+}
+
+/* The handle this thread last found signaled with a zero-timeout wait: a
+ * semaphore's reset follows one (the consume of a binary signal), while
+ * the fallback threads' resets of their own wake-up syncobjs do not. */
+static __thread uint32_t polled_signaled = UINT32_MAX;
+
+int drmSyncobjReset(int fd, const uint32_t *handles, uint32_t count)
+{
+	static int (*real)(int, const uint32_t *, uint32_t);
+
+	if (!real)
+		real = NEXT("drmSyncobjReset", int (*)(int, const uint32_t *, uint32_t));
+	if (count == 1 && handles[0] == polled_signaled && inject(F_RESET, fd))
+		return -EIO;
+	return real(fd, handles, count);
+}
+
+int drmSyncobjTimelineWait(int fd, uint32_t *handles, uint64_t *points, unsigned num_handles,
+			   int64_t timeout_nsec, unsigned flags, uint32_t *first_signaled)
+{
+	static int (*real)(int, uint32_t *, uint64_t *, unsigned, int64_t, unsigned, uint32_t *);
+
+	if (!real)
+		real = NEXT("drmSyncobjTimelineWait",
+			    int (*)(int, uint32_t *, uint64_t *, unsigned, int64_t, unsigned,
+				    uint32_t *));
+	/* The fallback's multi-wait: its wake-up syncobj plus the set. */
+	if (num_handles > 1 && inject(F_MULTIWAIT, fd))
+		return -EIO;
+	int ret = real(fd, handles, points, num_handles, timeout_nsec, flags, first_signaled);
+	if (num_handles == 1 && timeout_nsec == 0 && shim_fd(fd))
+		polled_signaled = ret == 0 ? handles[0] : UINT32_MAX;
+	return ret;
+}
+
+/* ---- helpers ---------------------------------------------------------- */
+
+static bool host_wait_path(void)
+{
+	const char *e = getenv("HIPEXTSEM_HOST_WAIT");
+	return e && strcmp(e, "1") == 0;
+}
+
+static hipExternalSemaphore_t import_new(uint32_t h, bool timeline)
+{
+	hipExternalSemaphore_t s = NULL;
+	int fd = so_export(drm, h);
+
+	HIPCHECK(import_fd(&s, fd, timeline));
+	return s;
+}
+
+/* Waits up to `ms` for *flag to become nonzero. */
+static bool flag_within(const uint64_t *flag, unsigned ms)
+{
+	int64_t until = now_ns() + (int64_t)ms * 1000000;
+
+	while (!load64(flag)) {
+		if (now_ns() > until)
+			return false;
+		sleep_ms(2);
+	}
+	return true;
+}
+
+/* A wait on several semaphores: values[i] for sems[i]. */
+static hipError_t wait_n(hipExternalSemaphore_t *sems, const uint64_t *values, unsigned n,
+			 hipStream_t st)
+{
+	test_wait_params p[4];
+
+	memset(p, 0, sizeof(p));
+	for (unsigned i = 0; i < n; i++)
+		p[i].params.fence.value = values[i];
+	return hipWaitExternalSemaphoresAsync(sems, (const hipExternalSemaphoreWaitParams *)p, n,
+					      st);
+}
+
+struct later_signal {
+	uint32_t h;
+	uint64_t point;
+	unsigned after_ms;
+	atomic_bool done;
+	pthread_t th;
+};
+
+static void *later_signal_main(void *p)
+{
+	struct later_signal *ls = p;
+
+	sleep_ms(ls->after_ms);
+	atomic_store(&ls->done, true);
+	so_signal(drm, ls->h, ls->point);
+	return NULL;
+}
+
+/* Signals (h, point) from another thread `after_ms` from now: lets the
+ * host-blocking wait path be driven from the thread that waits. */
+static void signal_later(struct later_signal *ls, uint32_t h, uint64_t point, unsigned after_ms)
+{
+	ls->h = h;
+	ls->point = point;
+	ls->after_ms = after_ms;
+	atomic_init(&ls->done, false);
+	CHECK(pthread_create(&ls->th, NULL, later_signal_main, ls) == 0, "pthread_create");
+}
+
+/* ---- defect 1: a timeline wait for 0 ---------------------------------- */
+
+static void case_tl_zero(void)
+{
+	uint64_t *flag = pinned(4 * sizeof(uint64_t));
+	uint32_t fresh = so_create(drm, false), busy = so_create(drm, false);
+	uint32_t other = so_create(drm, false);
+	hipExternalSemaphore_t s_fresh = import_new(fresh, true);
+	hipExternalSemaphore_t s_busy = import_new(busy, true);
+	hipExternalSemaphore_t s_other = import_new(other, true);
+	bool host = host_wait_path();
+	hipStream_t st, held;
+	struct later_signal ls;
+
+	HIPCHECK(hipStreamCreate(&st));
+	HIPCHECK(hipStreamCreate(&held));
+
+	/* A fresh timeline, as Vulkan's initialValue 0 leaves it: no fence. */
+	HIPCHECK(wait1(s_fresh, 0, st));
+	stream_mark(st, &flag[0], 1);
+	CHECK(flag_within(&flag[0], 5000), "a wait for 0 on a fresh timeline held the stream");
+
+	/* Behind a later point that is pending on another stream (the
+	 * host-blocking path cannot hold one stream while the same thread
+	 * goes on: there the later point is just never waited for). */
+	if (!host)
+		HIPCHECK(wait1(s_busy, 5, held));
+	HIPCHECK(wait1(s_busy, 0, st));
+	stream_mark(st, &flag[1], 1);
+	CHECK(flag_within(&flag[1], 5000), "a wait for 0 held until a later point signaled");
+
+	/* Beside an entry that must hold: the call holds for that one. */
+	hipExternalSemaphore_t pair[2] = { s_fresh, s_other };
+	uint64_t values[2] = { 0, 3 };
+	signal_later(&ls, other, 3, 300);
+	HIPCHECK(wait_n(pair, values, 2, st));
+	stream_mark(st, &flag[2], 1);
+	CHECK(flag_within(&flag[2], 5000), "a wait for {0, 3} was not released by point 3");
+	CHECK(atomic_load(&ls.done), "a wait for {0, 3} passed before point 3 was signaled");
+	pthread_join(ls.th, NULL);
+
+	if (!host) {
+		CHECK(!load64(&flag[3]), "bookkeeping");
+		stream_mark(held, &flag[3], 1);
+		sleep_ms(100);
+		CHECK(!load64(&flag[3]), "the wait for point 5 passed without its signal");
+		so_signal(drm, busy, 5);
+		CHECK(flag_within(&flag[3], 5000), "the wait for point 5 was not released");
+	}
+	HIPCHECK(hipStreamSynchronize(st));
+	HIPCHECK(hipStreamSynchronize(held));
+	HIPCHECK(hipDestroyExternalSemaphore(s_fresh));
+	HIPCHECK(hipDestroyExternalSemaphore(s_busy));
+	HIPCHECK(hipDestroyExternalSemaphore(s_other));
+	HIPCHECK(hipStreamDestroy(st));
+	HIPCHECK(hipStreamDestroy(held));
+	printf("tl-zero: ok (%s)\n", host ? "host-blocking wait" : "stream wait");
+}
+
+/* ---- defect 2: a binary signal taken by someone else ------------------ */
+
+static void case_bin_refire(void)
+{
+	uint64_t *flag = pinned(3 * sizeof(uint64_t));
+	uint32_t h = so_create(drm, false), g = so_create(drm, false);
+	hipExternalSemaphore_t a = import_new(h, false), b = import_new(h, false);
+	hipExternalSemaphore_t c = import_new(g, false);
+	hipStream_t sa, sb, sc;
+	unsigned released;
+
+	HIPCHECK(hipStreamCreate(&sa));
+	HIPCHECK(hipStreamCreate(&sb));
+	HIPCHECK(hipStreamCreate(&sc));
+
+	/* One syncobj, two imports, a wait on each: one signal releases one
+	 * of them (whichever the waiter looks at first consumes and resets
+	 * it); the other must be waited for again, not forgotten. */
+	HIPCHECK(wait1(a, 0, sa));
+	stream_mark(sa, &flag[0], 1);
+	HIPCHECK(wait1(b, 0, sb));
+	stream_mark(sb, &flag[1], 1);
+	sleep_ms(100);
+	CHECK(!load64(&flag[0]) && !load64(&flag[1]), "a binary wait passed without a signal");
+	so_signal(drm, h, 0);
+	int64_t until = now_ns() + 5000000000ll;
+	while (!load64(&flag[0]) && !load64(&flag[1]) && now_ns() < until)
+		sleep_ms(2);
+	sleep_ms(200);
+	released = (load64(&flag[0]) != 0) + (load64(&flag[1]) != 0);
+	CHECK(released == 1, "one signal released %u of two binary waits (want 1)", released);
+	CHECK(so_wait(drm, h, 0, 0) == -ETIME, "the consumed signal was not reset");
+	so_signal(drm, h, 0);
+	CHECK(flag_within(&flag[0], 5000) && flag_within(&flag[1], 5000),
+	      "the second binary wait was lost: a second signal did not release it");
+
+	/* A signal reset from outside before (or after) the waiter saw it:
+	 * the next signal releases the wait. */
+	HIPCHECK(wait1(c, 0, sc));
+	stream_mark(sc, &flag[2], 1);
+	sleep_ms(100);
+	so_signal(drm, g, 0);
+	CHECK(drmSyncobjReset(drm, &g, 1) == 0, "drmSyncobjReset: %s", strerror(errno));
+	sleep_ms(200);
+	if (!load64(&flag[2])) {
+		so_signal(drm, g, 0);
+		CHECK(flag_within(&flag[2], 5000),
+		      "a binary wait whose signal was reset from outside was lost");
+		printf("bin-refire: the outside reset took the first signal\n");
+	} else {
+		printf("bin-refire: the waiter consumed the first signal before the reset\n");
+	}
+
+	HIPCHECK(hipStreamSynchronize(sa));
+	HIPCHECK(hipStreamSynchronize(sb));
+	HIPCHECK(hipStreamSynchronize(sc));
+	HIPCHECK(hipDestroyExternalSemaphore(a));
+	HIPCHECK(hipDestroyExternalSemaphore(b));
+	HIPCHECK(hipDestroyExternalSemaphore(c));
+	HIPCHECK(hipStreamDestroy(sa));
+	HIPCHECK(hipStreamDestroy(sb));
+	HIPCHECK(hipStreamDestroy(sc));
+	printf("bin-refire: ok\n");
+}
+
+/* ---- defect 4: a wait for UINT64_MAX ---------------------------------- */
+
+static void case_tl_max(void)
+{
+	enum { WAITS = 20 };
+	uint64_t *flag = pinned(2 * sizeof(uint64_t));
+	uint32_t h = so_create(drm, false);
+	hipExternalSemaphore_t s = import_new(h, true);
+	hipStream_t st, st2;
+	int arms_before, arms;
+
+	HIPCHECK(hipStreamCreate(&st));
+	HIPCHECK(hipStreamCreate(&st2));
+	HIPCHECK(wait1(s, UINT64_MAX, st));
+	stream_mark(st, &flag[0], 1);
+	sleep_ms(100);
+	arms_before = atomic_load(&eventfd_arms);
+	for (int i = 0; i < WAITS; i++)
+		HIPCHECK(wait1(s, UINT64_MAX, st2));
+	stream_mark(st2, &flag[1], 1);
+	/* Collects on the way: points below the one waited for. */
+	so_signal(drm, h, 1);
+	so_signal(drm, h, UINT64_MAX - 1);
+	sleep_ms(100);
+	CHECK(!load64(&flag[0]) && !load64(&flag[1]), "a wait for UINT64_MAX passed early");
+	arms = atomic_load(&eventfd_arms) - arms_before;
+	/* One registration for the point is outstanding; another may be made
+	 * when a collect finds the first fired, never one per wait. */
+	CHECK(arms <= 3, "%d eventfd registrations for %d waits on one point", arms, WAITS);
+	so_signal(drm, h, UINT64_MAX);
+	CHECK(flag_within(&flag[0], 5000) && flag_within(&flag[1], 5000),
+	      "waits for UINT64_MAX were not released by it");
+	HIPCHECK(hipStreamSynchronize(st));
+	HIPCHECK(hipStreamSynchronize(st2));
+	HIPCHECK(hipDestroyExternalSemaphore(s));
+	HIPCHECK(hipStreamDestroy(st));
+	HIPCHECK(hipStreamDestroy(st2));
+	printf("tl-max: ok (%d eventfd registrations for %d waits)\n", arms, WAITS + 1);
+}
+
+/* ---- failing kernel calls --------------------------------------------- */
+
+/* The log's size now: log_has() reads only what comes after it (the file
+ * is appended to, and may hold earlier runs). */
+static long log_mark(void)
+{
+	const char *path = getenv("HIPEXTSEM_LOG_FILE");
+	FILE *f = path ? fopen(path, "r") : NULL;
+	long off = 0;
+
+	if (f) {
+		fseek(f, 0, SEEK_END);
+		off = ftell(f);
+		fclose(f);
+	}
+	return off;
+}
+
+static bool log_has(long from, const char *needle)
+{
+	const char *path = getenv("HIPEXTSEM_LOG_FILE");
+	char line[1024];
+	bool found = false;
+	FILE *f;
+
+	CHECK(path != NULL, "HIPEXTSEM_LOG_FILE is not set");
+	f = fopen(path, "r");
+	CHECK(f != NULL, "cannot open %s: %s", path, strerror(errno));
+	fseek(f, from, SEEK_SET);
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, needle) != NULL;
+	fclose(f);
+	return found;
+}
+
+static void case_fault(const char *spec)
+{
+	static const struct { const char *name; enum fault_call c; bool timeline; } calls[] = {
+		{ "query", F_QUERY, true },
+		{ "arm", F_ARM, true },
+		{ "multiwait", F_MULTIWAIT, true },
+		{ "reset", F_RESET, false },
+	};
+	const char *colon = strchr(spec, ':');
+	uint64_t *flag = pinned(2 * sizeof(uint64_t));
+	bool timeline = true;
+	hipExternalSemaphore_t s;
+	hipStream_t st;
+	uint32_t h;
+	long log_from;
+	int n;
+
+	CHECK(colon, "HX_WAIT_FAULT=%s is not CALL:N", spec);
+	n = atoi(colon + 1);
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+		if (strncmp(spec, calls[i].name, (size_t)(colon - spec)) == 0 &&
+		    calls[i].name[colon - spec] == '\0') {
+			fault_call = calls[i].c;
+			timeline = calls[i].timeline;
+		}
+	CHECK(fault_call != F_NONE && n > 0, "HX_WAIT_FAULT=%s: unknown call or count", spec);
+
+	h = so_create(drm, false);
+	s = import_new(h, timeline);
+	HIPCHECK(hipStreamCreate(&st));
+	/* Starts the waiter and opens the shim's device before the faults. */
+	HIPCHECK(wait1(s, timeline ? 1 : 0, st));
+	so_signal(drm, h, timeline ? 1 : 0);
+	HIPCHECK(hipStreamSynchronize(st));
+
+	log_from = log_mark();
+	atomic_store(&fault_left, n);
+	HIPCHECK(wait1(s, timeline ? 3 : 0, st));
+	stream_mark(st, &flag[0], 1);
+	if (timeline)
+		so_signal(drm, h, 2); /* below the point: a collect, no release */
+	sleep_ms(100);
+	CHECK(!load64(&flag[0]), "the wait passed before its signal");
+	so_signal(drm, h, timeline ? 3 : 0);
+	CHECK(flag_within(&flag[0], 10000), "the wait was not released after its signal "
+	      "(%d of %d injected failures of %s)", atomic_load(&fault_hits), n, spec);
+	CHECK(atomic_load(&fault_hits) > 0, "no failure was injected: the case tested nothing");
+	if (!timeline) {
+		/* The signal was consumed: the next wait needs a signal of its own. */
+		HIPCHECK(wait1(s, 0, st));
+		stream_mark(st, &flag[1], 1);
+		sleep_ms(100);
+		CHECK(!load64(&flag[1]), "the next binary wait passed on the consumed signal");
+		so_signal(drm, h, 0);
+		CHECK(flag_within(&flag[1], 5000), "the next binary wait was not released");
+	}
+	HIPCHECK(hipStreamSynchronize(st));
+	CHECK(log_has(log_from, "retr"), "no log line says the failed call is retried");
+	HIPCHECK(hipDestroyExternalSemaphore(s));
+	HIPCHECK(hipStreamDestroy(st));
+	printf("fault %s: ok (%d failure(s) injected, wait held and released)\n", spec,
+	       atomic_load(&fault_hits));
+}
+
+static void on_alarm(int sig)
+{
+	static const char msg[] = "FAIL: the case did not finish within 60 s (a wait held)\n";
+	(void)sig;
+	(void)!write(2, msg, sizeof(msg) - 1);
+	_exit(1);
+}
+
+int main(int argc, char **argv)
+{
+	const char *fault = getenv("HX_WAIT_FAULT");
+
+	if (argc != 2)
+		FAIL("usage: %s tl-zero|bin-refire|tl-max|fault", argv[0]);
+	signal(SIGALRM, on_alarm);
+	alarm(60);
+	CHECK(expect_shim(), "these cases test the shim: run them with HX_TEST_EXPECT=shim");
+	drm = drm_open();
+	if (strcmp(argv[1], "tl-zero") == 0)
+		case_tl_zero();
+	else if (strcmp(argv[1], "bin-refire") == 0)
+		case_bin_refire();
+	else if (strcmp(argv[1], "tl-max") == 0)
+		case_tl_max();
+	else if (strcmp(argv[1], "fault") == 0 && fault)
+		case_fault(fault);
+	else
+		FAIL("unknown case %s (fault needs HX_WAIT_FAULT)", argv[1]);
+	return 0;
+}
