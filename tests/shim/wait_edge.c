@@ -73,14 +73,25 @@ static bool inject(enum fault_call c, int fd)
 	return false;
 }
 
-#define NEXT(name, type) ((type)dlsym(RTLD_NEXT, name))
+/* The next definitions, resolved before main (no thread exists yet). */
+static int (*real_ioctl)(int, unsigned long, void *);
+static int (*real_query)(int, uint32_t *, uint64_t *, uint32_t);
+static int (*real_reset)(int, const uint32_t *, uint32_t);
+static int (*real_timeline_wait)(int, uint32_t *, uint64_t *, unsigned, int64_t, unsigned,
+				 uint32_t *);
+
+__attribute__((constructor)) static void resolve_next(void)
+{
+	real_ioctl = (__typeof__(real_ioctl))dlsym(RTLD_NEXT, "drmIoctl");
+	real_query = (__typeof__(real_query))dlsym(RTLD_NEXT, "drmSyncobjQuery");
+	real_reset = (__typeof__(real_reset))dlsym(RTLD_NEXT, "drmSyncobjReset");
+	real_timeline_wait = (__typeof__(real_timeline_wait))dlsym(RTLD_NEXT, "drmSyncobjTimelineWait");
+}
 
 int drmIoctl(int fd, unsigned long request, void *arg)
 {
-	static int (*real)(int, unsigned long, void *);
+	int (*real)(int, unsigned long, void *) = real_ioctl;
 
-	if (!real)
-		real = NEXT("drmIoctl", int (*)(int, unsigned long, void *));
 	if (request == DRM_IOCTL_SYNCOBJ_EVENTFD && shim_fd(fd)) {
 		atomic_fetch_add(&eventfd_arms, 1);
 		if (inject(F_ARM, fd))
@@ -91,10 +102,8 @@ int drmIoctl(int fd, unsigned long request, void *arg)
 
 int drmSyncobjQuery(int fd, uint32_t *handles, uint64_t *points, uint32_t count)
 {
-	static int (*real)(int, uint32_t *, uint64_t *, uint32_t);
+	int (*real)(int, uint32_t *, uint64_t *, uint32_t) = real_query;
 
-	if (!real)
-		real = NEXT("drmSyncobjQuery", int (*)(int, uint32_t *, uint64_t *, uint32_t));
 	if (inject(F_QUERY, fd))
 		return -EIO;
 	return real(fd, handles, points, count);
@@ -107,10 +116,8 @@ static __thread uint32_t polled_signaled = UINT32_MAX;
 
 int drmSyncobjReset(int fd, const uint32_t *handles, uint32_t count)
 {
-	static int (*real)(int, const uint32_t *, uint32_t);
+	int (*real)(int, const uint32_t *, uint32_t) = real_reset;
 
-	if (!real)
-		real = NEXT("drmSyncobjReset", int (*)(int, const uint32_t *, uint32_t));
 	if (count == 1 && handles[0] == polled_signaled && inject(F_RESET, fd))
 		return -EIO;
 	return real(fd, handles, count);
@@ -119,12 +126,9 @@ int drmSyncobjReset(int fd, const uint32_t *handles, uint32_t count)
 int drmSyncobjTimelineWait(int fd, uint32_t *handles, uint64_t *points, unsigned num_handles,
 			   int64_t timeout_nsec, unsigned flags, uint32_t *first_signaled)
 {
-	static int (*real)(int, uint32_t *, uint64_t *, unsigned, int64_t, unsigned, uint32_t *);
+	int (*real)(int, uint32_t *, uint64_t *, unsigned, int64_t, unsigned, uint32_t *) =
+		real_timeline_wait;
 
-	if (!real)
-		real = NEXT("drmSyncobjTimelineWait",
-			    int (*)(int, uint32_t *, uint64_t *, unsigned, int64_t, unsigned,
-				    uint32_t *));
 	/* The fallback's multi-wait: its wake-up syncobj plus the set. */
 	if (num_handles > 1 && inject(F_MULTIWAIT, fd))
 		return -EIO;
