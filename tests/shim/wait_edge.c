@@ -31,6 +31,9 @@
 #include <sys/ioctl.h>
 
 #include "hxtest.h"
+#if HX_TEST_ABI == 6
+#include "hipextsem/hip_graph.h"
+#endif
 
 #ifndef DRM_IOCTL_SYNCOBJ_EVENTFD
 struct wt_syncobj_eventfd {
@@ -259,6 +262,32 @@ static void case_tl_zero(void)
 		so_signal(drm, busy, 5);
 		CHECK(flag_within(&flag[3], 5000), "the wait for point 5 was not released");
 	}
+#if HX_TEST_ABI == 6
+	/* A graph wait node for 0 on a fresh timeline (cpuhip has graphs in
+	 * its 6.x flavour): the launch's work after it runs. */
+	{
+		uint32_t g_h = so_create(drm, false);
+		hipExternalSemaphore_t g_s = import_new(g_h, true);
+		test_wait_params wp;
+		struct hx_ext_sem_node_params np = { &g_s, &wp, 1 };
+		hipGraph_t g;
+		hipGraphExec_t x;
+		hipGraphNode_t n;
+		uint64_t *gflag = pinned(sizeof(uint64_t));
+
+		memset(&wp, 0, sizeof(wp));
+		HIPCHECK(hipGraphCreate(&g, 0));
+		HIPCHECK(hipGraphAddExternalSemaphoresWaitNode(&n, g, NULL, 0, &np));
+		HIPCHECK(hipGraphInstantiate(&x, g, NULL, NULL, 0));
+		HIPCHECK(hipGraphLaunch(x, st));
+		stream_mark(st, gflag, 1);
+		CHECK(flag_within(gflag, 5000), "a graph wait node for 0 held its launch");
+		HIPCHECK(hipStreamSynchronize(st));
+		HIPCHECK(hipGraphExecDestroy(x));
+		HIPCHECK(hipGraphDestroy(g));
+		HIPCHECK(hipDestroyExternalSemaphore(g_s));
+	}
+#endif
 	HIPCHECK(hipStreamSynchronize(st));
 	HIPCHECK(hipStreamSynchronize(held));
 	HIPCHECK(hipDestroyExternalSemaphore(s_fresh));
