@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "abi_rule.h"
 #include "log.h"
 
 struct hx_runtime hx_rt;
@@ -105,32 +106,47 @@ static void *find_handle(void)
 	return NULL;
 }
 
-static enum hx_abi abi_from_path(const char *path)
+/*
+ * The runtime's ABI by the shared rule (abi_rule.h): the file name after
+ * symlinks, then the soname (read from memory), then -- only when neither
+ * tells -- hipRuntimeGetVersion.  The version call comes last because it
+ * initialises the runtime, and with no device some releases answer that
+ * first initialisation differently (5.7.1: 101 to the first call, 100
+ * afterwards), an answer that belongs to the application's first call, not
+ * to ours.  A soname that contradicts the file name is said (a runtime
+ * renamed by hand); the file name wins, as in the tools.  *by_name and
+ * *by_soname get each clue's own verdict, for the HIPEXTSEM_ABI check.
+ */
+static enum hx_abi detect_abi(enum hx_abi *by_name, enum hx_abi *by_soname)
 {
-	char real[PATH_MAX];
-	const char *base, *p;
+	char real[PATH_MAX], soname_buf[128];
+	const char *soname = hx_abi_loaded_soname((const void *)hx_rt.StreamWaitValue64,
+						   soname_buf, sizeof(soname_buf));
+	enum hx_abi_clue clue;
+	enum hx_abi abi;
 
-	if (!realpath(path, real))
-		snprintf(real, sizeof(real), "%s", path);
-	base = strrchr(real, '/');
-	base = base ? base + 1 : real;
-	p = strstr(base, ".so.");
-	if (!p)
-		return HX_ABI_UNKNOWN;
-	switch (atoi(p + 4)) {
-	case 0: case 1: case 2: case 3: case 4:
-		return HX_ABI_UNKNOWN;
-	case 5:
-		return HX_ABI_5;
-	default:
-		return HX_ABI_6;
+	if (!realpath(hx_rt.path, real))
+		snprintf(real, sizeof(real), "%s", hx_rt.path);
+	*by_name = hx_abi_from_name(real);
+	*by_soname = hx_abi_from_name(soname);
+	abi = hx_abi_rule(real, soname, &clue);
+	if (*by_name != HX_ABI_UNKNOWN && *by_soname != HX_ABI_UNKNOWN && *by_name != *by_soname)
+		hx_warn("runtime %s has soname %s but its file name says %s ABI; using %s",
+			real, soname, hx_abi_name(*by_name), hx_abi_name(*by_name));
+	if (abi == HX_ABI_UNKNOWN && hx_rt.RuntimeGetVersion &&
+	    hx_rt.RuntimeGetVersion(&hx_rt.version) == hipSuccess) {
+		abi = hx_abi_from_version(hx_rt.version);
+		clue = abi != HX_ABI_UNKNOWN ? HX_ABI_BY_VERSION : HX_ABI_BY_NONE;
 	}
+	if (abi != HX_ABI_UNKNOWN)
+		hx_dbg("ABI %s of %s from its %s", hx_abi_name(abi), real, hx_abi_clue_name(clue));
+	return abi;
 }
 
 static void resolve(void)
 {
 	void *handle = RTLD_NEXT;
-	enum hx_abi by_path, by_version = HX_ABI_UNKNOWN;
+	enum hx_abi by_path, by_soname, by_version;
 	const char *forced;
 	Dl_info info;
 
@@ -170,20 +186,8 @@ static void resolve(void)
 			hx_warn("cannot pin the HIP runtime %s: %s", info.dli_fname, dlerror());
 	}
 
-	/* The soname is authoritative for the layout (the break came with the
-	 * soname bump to .so.6).  hipRuntimeGetVersion is asked only when the
-	 * file name cannot tell: it initialises the runtime, and with no
-	 * device some releases answer that first initialisation differently
-	 * (5.7.1: 101 to the first call, 100 afterwards), an answer that
-	 * belongs to the application's first call, not to ours. */
-	by_path = abi_from_path(hx_rt.path);
-	if (by_path == HX_ABI_UNKNOWN && hx_rt.RuntimeGetVersion &&
-	    hx_rt.RuntimeGetVersion(&hx_rt.version) == hipSuccess)
-		by_version = hx_rt.version >= 60000000 ? HX_ABI_6 : HX_ABI_5;
-	hx_rt.abi = by_path != HX_ABI_UNKNOWN ? by_path : by_version;
-	if (by_path != HX_ABI_UNKNOWN && by_version != HX_ABI_UNKNOWN && by_path != by_version)
-		hx_warn("runtime %s says version %d but its file name says %s ABI; using %s",
-			hx_rt.path, hx_rt.version, hx_abi_name(by_path), hx_abi_name(by_path));
+	hx_rt.abi = detect_abi(&by_path, &by_soname);
+	by_version = hx_abi_from_version(hx_rt.version);
 
 	forced = hx_getenv("HIPEXTSEM_ABI");
 	if (forced && (!strcmp(forced, "5") || !strcmp(forced, "6"))) {
@@ -193,7 +197,8 @@ static void resolve(void)
 		 * clue would make the shim read the caller's arrays with the
 		 * wrong stride -- past their end for 6.x on a 5.x runtime -- so
 		 * it is refused, loudly. */
-		if (hx_rt.abi != HX_ABI_UNKNOWN && want != by_path && want != by_version) {
+		if (hx_rt.abi != HX_ABI_UNKNOWN && want != by_path && want != by_soname &&
+		    want != by_version) {
 			hx_err("ignoring HIPEXTSEM_ABI=%s: the loaded runtime %s (version %d) has "
 			       "the %s ABI", forced, hx_rt.path, hx_rt.version,
 			       hx_abi_name(hx_rt.abi));

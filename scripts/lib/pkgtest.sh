@@ -41,14 +41,15 @@ hx_pkgtest_setup() {
 	touch "$root/.done"
 }
 
-# hx_pkgtest_clone DIR: a fresh copy of the base userland at DIR.  /usr is
-# hard-linked (dpkg and ldconfig replace files by renaming, so the base's
-# files are never written through the links); /etc and /var are copied.
+# hx_pkgtest_clone DIR [BASE]: a fresh copy of the base userland (or of
+# BASE) at DIR.  /usr is hard-linked (dpkg and ldconfig replace files by
+# renaming, so the base's files are never written through the links); /etc
+# and /var are copied.
 hx_pkgtest_clone() {
-	local dir=$1 top
+	local dir=$1 base=${2:-$HX_PKGTEST_BASE} top
 	rm -rf "$dir"
 	mkdir -p "$dir"
-	for top in "$HX_PKGTEST_BASE"/* "$HX_PKGTEST_BASE"/.done; do
+	for top in "$base"/* "$base"/.done; do
 		case ${top##*/} in
 		usr) cp -al "$top" "$dir/" 2>/dev/null || cp -a "$top" "$dir/" ;;
 		*) cp -a "$top" "$dir/" ;;
@@ -70,4 +71,42 @@ hx_pkgtest_run() {
 		mount -t proc proc "$root/proc" || exit 125
 		exec chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
 			HOME=/root TMPDIR=/tmp "$@"' sh "$dir" "$@"
+}
+
+# ---- a build userland without HIP, for tests/package/run-rocm-layout ------
+# Debian 12 (its Meson 1.0.1 is the oldest the project supports) with the
+# build dependencies and no HIP package: the project must configure, build
+# and install there, with AMD's /opt/rocm layout simulated in a copy.
+HX_PKGTEST_BUILD=$HX_PKGTEST_DIR/build-bookworm
+HX_PKGTEST_BUILD_DEPS=gcc,libc6-dev,meson,ninja-build,pkgconf,libdrm-dev,libelf-dev,python3
+
+# hx_pkgtest_build_setup: makes it once (under a lock, so that two runs
+# never make it at the same time).  Fails (status 1, with the reason) if it
+# cannot: the caller must not skip.
+hx_pkgtest_build_setup() {
+	local root=$HX_PKGTEST_BUILD uri rc
+	[ -e "$root/.done" ] && return 0
+	mkdir -p "$HX_PKGTEST_DIR"
+	(
+		flock 9 || exit 1
+		[ -e "$root/.done" ] && exit 0
+		hx_need_packages mmdebstrap
+		uri=$(hx_vm_mirror_uri) ||
+			{ hx_log "no Debian mirror in /etc/apt: cannot make the build userland"; exit 1; }
+		rm -rf "$root"
+		hx_log "setup: Debian 12 with the build dependencies (no HIP) into $root"
+		mmdebstrap --quiet --variant=essential --include="$HX_PKGTEST_BUILD_DEPS" \
+			--aptopt='Acquire::Check-Valid-Until "false"' \
+			bookworm "$root" "deb $uri bookworm main" >"$HX_PKGTEST_DIR/build-bookworm.log" 2>&1 ||
+			{ tail -20 "$HX_PKGTEST_DIR/build-bookworm.log" >&2; exit 1; }
+		[ -x "$root/usr/bin/meson" ] && [ -x "$root/usr/bin/gcc" ] ||
+			{ hx_log "the build userland has no meson or no gcc"; exit 1; }
+		if ls "$root"/usr/lib/*/libamdhip64* "$root"/usr/include/hip >/dev/null 2>&1; then
+			hx_log "the build userland has HIP installed: it must not"
+			exit 1
+		fi
+		touch "$root/.done"
+	) 9>"$HX_PKGTEST_DIR/build-bookworm.lock"
+	rc=$?
+	return $rc
 }

@@ -26,6 +26,7 @@
 #include <xf86drm.h>
 
 #include "json.h"
+#include "abi_rule.h"
 #include "elfscan.h"
 #include "hipextsem/hip_abi.h"
 #include "libsearch.h"
@@ -74,10 +75,12 @@ struct runtime_report {
 	char path[PATH_MAX];
 	char real_path[PATH_MAX];
 	const char *via;
+	bool outside_loader;    /* found in AMD's layout, where the loader does not look */
 	char error[PATH_MAX + 256];
 	char soname[128];
 	char version[64];
 	enum hx_abi abi;
+	enum hx_abi_clue abi_by; /* which clue of the shared rule (abi_rule.h) told */
 	const char *sem_state; /* "stock", "hipextsem", "missing" */
 	char sem_node[64];      /* version node of hipImportExternalSemaphore */
 	bool is_cpuhip;         /* the project's CPU reference runtime */
@@ -232,18 +235,6 @@ static void collect_nodes(struct report *r)
 
 /* ---- the HIP runtime ------------------------------------------------- */
 
-static enum hx_abi abi_from_soname(const char *soname)
-{
-	const char *p = soname ? strstr(soname, ".so.") : NULL;
-	int major = p ? atoi(p + 4) : 0;
-
-	if (major == 5)
-		return HX_ABI_5;
-	if (major >= 6)
-		return HX_ABI_6; /* 6.x and 7.x share the 6.0 layout */
-	return HX_ABI_UNKNOWN;
-}
-
 static void inspect_runtime(struct runtime_report *rt)
 {
 	char err[128];
@@ -266,7 +257,8 @@ static void inspect_runtime(struct runtime_report *rt)
 	base = base ? base + 1 : rt->real_path;
 	p = strstr(base, ".so.");
 	snprintf(rt->version, sizeof(rt->version), "%s", p ? p + 4 : "");
-	rt->abi = abi_from_soname(rt->soname[0] ? rt->soname : base);
+	/* The shim's rule, minus the version call (nothing is run here). */
+	rt->abi = hx_abi_rule(rt->real_path, rt->soname[0] ? rt->soname : NULL, &rt->abi_by);
 
 	rt->is_cpuhip = elf_scan_defines(es, "cpuhipTestEnqueueDelay", &node);
 	if (elf_scan_defines(es, "hipextsemGetStats", &node)) {
@@ -324,7 +316,7 @@ static bool find_runtime(struct runtime_report *rt, const char *forced, const ch
 {
 	struct lib_search_ctx ctx = { 0 }, *pctx = NULL;
 	struct elf_scan *pes = NULL;
-	char pbuf[PATH_MAX], origin[PATH_MAX], err[128];
+	char pbuf[PATH_MAX], origin[PATH_MAX], err[128], places[PATH_MAX + 256];
 	const char *wanted = NULL;
 	struct lib_hit hit;
 
@@ -379,6 +371,7 @@ static bool find_runtime(struct runtime_report *rt, const char *forced, const ch
 				rt->found = true;
 				snprintf(rt->path, sizeof(rt->path), "%s", hit.path);
 				rt->via = hit.via;
+				rt->outside_loader = !hit.loader;
 			} else if (rt->n_also < MAX_ALSO && !same_file(rt, hit.path)) {
 				snprintf(rt->also[rt->n_also++], PATH_MAX, "%s", hit.path);
 			}
@@ -389,10 +382,10 @@ static bool find_runtime(struct runtime_report *rt, const char *forced, const ch
 	if (rt->found)
 		inspect_runtime(rt);
 	else
-		snprintf(rt->error, sizeof(rt->error), "no %s found (searched %sLD_LIBRARY_PATH, "
-			 "ld.so.cache and the default directories)",
-			 wanted ? wanted : "libamdhip64.so.{7,6,5}",
-			 pctx ? "the program's RPATH/RUNPATH, " : "");
+		snprintf(rt->error, sizeof(rt->error), "no %s found (searched %s); for a runtime "
+			 "elsewhere, e.g. a Python wheel's torch/lib/libamdhip64.so, give "
+			 "--runtime PATH", wanted ? wanted : "libamdhip64.so{.7,.6,.5,}",
+			 lib_search_places(pctx != NULL, places, sizeof(places)));
 	elf_scan_close(pes);
 	return true;
 }
@@ -731,12 +724,16 @@ static void print_json(const struct report *r, FILE *f)
 	hx_json_str(f, rt->found ? empty_null(rt->real_path) : NULL);
 	fputs(",\n    \"found_via\": ", f);
 	hx_json_str(f, rt->found ? rt->via : NULL);
+	fprintf(f, ",\n    \"found_by_loader\": %s", tf(rt->found && !rt->outside_loader));
 	fputs(",\n    \"soname\": ", f);
 	hx_json_str(f, empty_null(rt->soname));
 	fputs(",\n    \"version\": ", f);
 	hx_json_str(f, empty_null(rt->version));
 	fputs(",\n    \"abi\": ", f);
 	hx_json_str(f, rt->found && !rt->error[0] ? hx_abi_name(rt->abi) : NULL);
+	fputs(",\n    \"abi_from\": ", f);
+	hx_json_str(f, rt->found && !rt->error[0] && rt->abi != HX_ABI_UNKNOWN
+			       ? hx_abi_clue_name(rt->abi_by) : NULL);
 	fputs(",\n    \"semaphore_calls\": ", f);
 	hx_json_str(f, rt->sem_state);
 	fputs(",\n    \"semaphore_version_node\": ", f);
@@ -838,16 +835,23 @@ static void print_text(const struct report *r, FILE *f)
 		fprintf(f, "    not found: %s\n", rt->error);
 	} else {
 		fprintf(f, "    %s (found via %s)\n", rt->path, rt->via);
+		if (rt->outside_loader)
+			fprintf(f, "  note:         AMD's layout, where the loader does not look: a "
+				"program finds it through LD_LIBRARY_PATH, an ld.so.conf.d entry "
+				"(ldconfig) or its own RUNPATH\n");
 		if (rt->error[0])
 			fprintf(f, "  error:        %s\n", rt->error);
 		if (strcmp(rt->real_path, rt->path) != 0)
 			fprintf(f, "  file:         %s\n", rt->real_path);
 		fprintf(f, "  soname:       %s\n", rt->soname[0] ? rt->soname : "(none)");
 		fprintf(f, "  version:      %s\n", rt->version[0] ? rt->version : "(unknown)");
-		fprintf(f, "  ABI:          %s%s\n", hx_abi_name(rt->abi),
+		fprintf(f, "  ABI:          %s%s%s\n", hx_abi_name(rt->abi),
 			rt->abi == HX_ABI_5   ? " (32-byte handle descriptor, 136-byte params)" :
 			rt->abi == HX_ABI_6   ? " (96-byte handle descriptor, 144-byte params)" :
-						" (cannot tell; HIPEXTSEM_ABI=5 or 6 forces it)");
+						" (neither file name nor soname tells; the shim asks "
+						"hipRuntimeGetVersion, HIPEXTSEM_ABI=5 or 6 forces it)",
+			rt->abi == HX_ABI_UNKNOWN ? "" : rt->abi_by == HX_ABI_BY_SONAME
+				? ", from the soname" : ", from the file name");
 		if (rt->sem_state && !strcmp(rt->sem_state, "stock"))
 			fprintf(f, "  semaphores:   stock: the runtime's own calls (@%s), which "
 				"answer \"not supported\" on Linux%s\n",
@@ -973,11 +977,14 @@ static void usage(FILE *f)
 	      "  --program PROG    look for the runtime the way PROG would load it (its\n"
 	      "                    DT_NEEDED soname, RPATH/RUNPATH)\n"
 	      "  --runtime FILE    inspect FILE as the HIP runtime instead of searching\n"
+	      "                    (e.g. a Python wheel's torch/lib/libamdhip64.so)\n"
 	      "  -h, --help        show this help and exit\n"
 	      "  --version         show the version and exit\n"
 	      "\n"
 	      "Environment: HIPEXTSEM_RENDER_NODE (the node the shim must use),\n"
-	      "HIPEXTSEM_LIBRARY (the shim to check), LD_LIBRARY_PATH (runtime search).\n"
+	      "HIPEXTSEM_LIBRARY (the shim to check), LD_LIBRARY_PATH and ROCM_PATH\n"
+	      "(runtime search: the loader's rules, then $ROCM_PATH/lib, /opt/rocm/lib,\n"
+	      "/opt/rocm-X.Y.Z/lib newest first).\n"
 	      "\n"
 	      "Exit status: 0 if external semaphores will work, 1 if not, 2 on bad usage;\n"
 	      "with --selftest, 0 only if every check passed, 1 if one failed or the\n"

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
+/* The library search of libsearch.h: the loader's rules, then ROCm's. */
 #include "libsearch.h"
 
+#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +63,7 @@ static bool search_list(const char *list, const char *seps, const char *soname,
 					   expanded[0] ? expanded : ".", soname);
 			if (len > 0 && (size_t)len < sizeof(hit->path) && usable(hit->path)) {
 				hit->via = via;
+				hit->loader = true;
 				return true;
 			}
 		}
@@ -147,6 +150,7 @@ static bool search_cache(const char *soname, struct lib_hit *hit)
 		if (usable(value)) {
 			snprintf(hit->path, sizeof(hit->path), "%s", value);
 			hit->via = "ld.so.cache";
+			hit->loader = true;
 			found = true;
 		}
 	}
@@ -169,6 +173,68 @@ static const char default_dirs[] =
 #endif
 	"/lib64:/usr/lib64:/lib:/usr/lib";
 
+/* ---- AMD's layout --------------------------------------------------- */
+
+/* dir/lib/soname, if usable. */
+static bool try_rocm(const char *dir, const char *soname, struct lib_hit *hit, const char *via)
+{
+	int len = snprintf(hit->path, sizeof(hit->path), "%s/lib/%s", dir, soname);
+
+	if (len <= 0 || (size_t)len >= sizeof(hit->path) || !usable(hit->path))
+		return false;
+	hit->via = via;
+	hit->loader = false;
+	return true;
+}
+
+/* Newest first: /opt/rocm-6.10.0 before /opt/rocm-6.9.1 (strverscmp). */
+static int newest_first(const struct dirent **a, const struct dirent **b)
+{
+	return strverscmp((*b)->d_name, (*a)->d_name);
+}
+
+static int is_rocm_version(const struct dirent *d)
+{
+	return !strncmp(d->d_name, "rocm-", 5) && d->d_name[5] >= '0' && d->d_name[5] <= '9';
+}
+
+static bool search_rocm(const char *soname, struct lib_hit *hit)
+{
+	const char *env = getenv("ROCM_PATH");
+	struct dirent **list = NULL;
+	bool found = false;
+	int n;
+
+	if (env && env[0] == '/' && try_rocm(env, soname, hit, "ROCM_PATH"))
+		return true;
+	if (try_rocm("/opt/rocm", soname, hit, "/opt/rocm"))
+		return true;
+	n = scandir("/opt", &list, is_rocm_version, newest_first);
+	for (int i = 0; i < n; i++) {
+		char dir[PATH_MAX];
+
+		if (!found && (size_t)snprintf(dir, sizeof(dir), "/opt/%s", list[i]->d_name) <
+				      sizeof(dir))
+			found = try_rocm(dir, soname, hit, "/opt/rocm-*");
+		free(list[i]);
+	}
+	free(list);
+	return found;
+}
+
+const char *lib_search_places(bool with_program, char *buf, size_t len)
+{
+	const char *env = getenv("ROCM_PATH");
+
+	snprintf(buf, len,
+		 "%sLD_LIBRARY_PATH, ld.so.cache, the default directories, %s%s%s"
+		 "/opt/rocm/lib and /opt/rocm-*/lib",
+		 with_program ? "the program's RPATH/RUNPATH, " : "",
+		 env && env[0] == '/' ? "$ROCM_PATH/lib (" : "",
+		 env && env[0] == '/' ? env : "", env && env[0] == '/' ? "/lib), " : "");
+	return buf;
+}
+
 bool lib_search(const char *soname, const struct lib_search_ctx *ctx, struct lib_hit *hit)
 {
 	const char *origin = ctx ? ctx->origin : NULL;
@@ -177,6 +243,7 @@ bool lib_search(const char *soname, const struct lib_search_ctx *ctx, struct lib
 	if (strchr(soname, '/')) {
 		snprintf(hit->path, sizeof(hit->path), "%s", soname);
 		hit->via = "path";
+		hit->loader = true;
 		return usable(soname);
 	}
 	/* DT_RPATH is ignored when DT_RUNPATH is present. */
@@ -191,5 +258,7 @@ bool lib_search(const char *soname, const struct lib_search_ctx *ctx, struct lib
 		return true;
 	if (search_cache(soname, hit))
 		return true;
-	return search_list(default_dirs, ":", soname, NULL, hit, "default directory");
+	if (search_list(default_dirs, ":", soname, NULL, hit, "default directory"))
+		return true;
+	return search_rocm(soname, hit);
 }
