@@ -16,6 +16,11 @@ a HIP runtime whose constructor misbehaves).  Cases:
       holding its descriptors and sleeping for minutes): the self-test
       still returns within its deadline plus a few seconds and neither
       process is left running
+  strings INFO RUNTIME
+      a copy of RUNTIME under a name with invalid UTF-8 and terminal escape
+      sequences, and HIPEXTSEM_RENDER_NODE likewise: --json is valid UTF-8
+      JSON carrying them escaped, the text output has no raw control
+      character
 """
 import json
 import os
@@ -148,6 +153,51 @@ def linger(info, runtime):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def strings(info, runtime):
+    """Paths and environment values with bytes that are not UTF-8 and with
+    terminal control sequences: --json stays valid UTF-8 JSON that carries
+    them escaped, the text output holds no raw control character."""
+    tmp = tempfile.mkdtemp(prefix='hx-strings.')
+    try:
+        hostile = b'lib\x1b]0;owned\x07\x1b[2J\xff\xc3(\xc2\x9b6n\x7f\r.so.6'
+        lib = os.path.join(tmp.encode(), hostile)
+        shutil.copy(runtime, lib)
+        env = dict(os.environ)
+        env.pop('LD_LIBRARY_PATH', None)
+        env['HIPEXTSEM_RENDER_NODE'] = '/dev/\x1b[31mred\x1b[0m\x08'
+        env = {k.encode(): v.encode('utf-8', 'surrogateescape') for k, v in env.items()}
+        env[b'HIPEXTSEM_RENDER_NODE'] += b'\xfe'
+
+        p = subprocess.run([info.encode(), b'--json', b'--runtime', lib], capture_output=True,
+                           env=env, timeout=60)
+        check(p.returncode in (0, 1), f'--json exit {p.returncode}: {p.stderr!r}')
+        try:
+            text = p.stdout.decode('utf-8')
+        except UnicodeDecodeError as e:
+            sys.exit(f'FAIL: --json output is not valid UTF-8 ({e}): {p.stdout!r}')
+        d = json.loads(text)
+        path = d['runtime']['path']
+        check('\x1b]0;owned\x07\x1b[2J' in path and '\\xff' in path and '\x9b' in path
+              and '\x7f\r' in path, f'the path is not carried, escaped: {path!r}')
+        check(d['render_node_env'].endswith('\x08\\xfe'), f'env: {d["render_node_env"]!r}')
+        check(all(c not in text for c in '\x1b\x07\x7f\r\x9b\x08'),
+              f'raw control characters in the JSON text: {text!r}')
+        print('ok: --json is valid UTF-8, hostile bytes escaped')
+
+        p = subprocess.run([info.encode(), b'--runtime', lib], capture_output=True, env=env,
+                           timeout=60)
+        out = p.stdout
+        bad = sorted({b for b in out if (b < 0x20 and b != 0x0a) or b == 0x7f})
+        check(not bad, f'raw control bytes {bad} in the text output:\n{out!r}')
+        check(b'\xc2\x9b' not in out, 'a raw C1 control (CSI) in the text output')
+        check(b'\\x1b]0;owned\\x07\\x1b[2J\\xff' in out and b'\\u009b' in out,
+              f'the path is not shown escaped:\n{out!r}')
+        out.decode('utf-8')
+        print('ok: text output has no raw control characters')
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main():
     # meson hands over paths relative to the build directory; cases run
     # programs from other directories.
@@ -156,6 +206,8 @@ def main():
         inspect(*args)
     elif case == 'linger':
         linger(*args)
+    elif case == 'strings':
+        strings(*args)
     else:
         sys.exit(f'unknown case {case}')
     print(f'ok: {case}')
