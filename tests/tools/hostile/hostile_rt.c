@@ -15,12 +15,15 @@
  *                           their pids are written to FILE.  The self-test must
  *                           still end within its deadline and leave neither
  *                           running.
+ *   HX_HOSTILE_HANG=1       the constructor never returns: the loading
+ *                           process hangs until it is killed.
  */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <signal.h>
 #include <unistd.h>
 
 static void append_pid(const char *file, const char *what, pid_t pid)
@@ -65,4 +68,7 @@ __attribute__((constructor)) static void hostile_init(void)
 		linger(lingerers, 0);
 		linger(lingerers, 1);
 	}
+	if (getenv("HX_HOSTILE_HANG"))
+		for (;;)
+			pause();
 }
