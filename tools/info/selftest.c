@@ -22,6 +22,7 @@
  * a short grace, and then whatever is left of the group and of our
  * reparented descendants is killed and reaped, with a bound on every wait.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -31,7 +32,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -45,7 +45,8 @@
  * child's own deadlines should always fire first. */
 #define KILL_MARGIN_S 10.0
 /* After the child has exited, how long its pipes are still read (records
- * written just before the exit) and its leftovers may end on their own. */
+ * written just before the exit); then how long what it left has, after
+ * SIGTERM, to end on its own before SIGKILL. */
 #define EXIT_GRACE_NS 500000000LL
 /* The longest the clean-up after the child may take (killed processes are
  * reaped in well under that; one in uninterruptible sleep is left to init). */
@@ -221,24 +222,29 @@ static void set_cannot_run(struct hx_selftest_report *r, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Sends SIGKILL to the child's process group and to every process whose
- * parent we are (our own descendants reparented here: this process starts
- * no other children), then reaps.  Repeated until nothing is left or the
- * time is up, as killing a process reparents its own children to us. */
-static void kill_and_reap_all(pid_t pgid, pid_t child, int *status, bool *child_reaped,
-			      int64_t until)
+/* Sends sig to the child's process group and to every process whose parent
+ * we are (our own descendants reparented here: this process starts no other
+ * children), then reaps.  With SIGKILL, repeated until nothing is left or
+ * the time is up, as killing a process reparents its own children to us;
+ * with another signal, the processes get until `until` to end. */
+static void signal_and_reap_all(pid_t pgid, pid_t child, int sig, int *status,
+				bool *child_reaped, int64_t until)
 {
 	char self[16];
 	int len = snprintf(self, sizeof(self), "%d", (int)getpid());
+	bool sent = false;
 
 	for (;;) {
-		DIR *d;
+		DIR *d = NULL;
 		struct dirent *de;
 		pid_t w;
 		int st;
 
-		kill(-pgid, SIGKILL);
-		d = opendir("/proc");
+		if (!sent || sig == SIGKILL) {
+			kill(-pgid, sig);
+			d = opendir("/proc");
+			sent = true;
+		}
 		while (d && (de = readdir(d))) {
 			char path[64], buf[512], *p;
 			ssize_t n;
@@ -259,7 +265,7 @@ static void kill_and_reap_all(pid_t pgid, pid_t child, int *status, bool *child_
 			p = strrchr(buf, ')');
 			if (p && p[1] == ' ' && p[2] && p[3] == ' ' && !strncmp(p + 4, self, len) &&
 			    p[4 + len] == ' ')
-				kill((pid_t)atoi(de->d_name), SIGKILL);
+				kill((pid_t)atoi(de->d_name), sig);
 		}
 		if (d)
 			closedir(d);
@@ -412,7 +418,8 @@ void hx_selftest_run(const struct hx_selftest_opts *o, struct hx_selftest_report
 	}
 	close(rec[0]);
 	close(err[0]);
-	kill_and_reap_all(pid, pid, &status, &reaped, hx_now_ns() + REAP_LIMIT_NS);
+	signal_and_reap_all(pid, pid, SIGTERM, &status, &reaped, hx_now_ns() + EXIT_GRACE_NS);
+	signal_and_reap_all(pid, pid, SIGKILL, &status, &reaped, hx_now_ns() + REAP_LIMIT_NS);
 	r->elapsed_s = (double)(hx_now_ns() - start) / 1e9;
 
 	if (!st.done) {
