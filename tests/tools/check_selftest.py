@@ -21,8 +21,10 @@ Runs `hipextsem-info --selftest` (INFO) and checks what it reports.  Cases:
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 CHECKS = ['runtime-primitives', 'import', 'host-signal-stream-wait-binary',
@@ -163,6 +165,20 @@ def main():
             check(f'wait path:    {path}: {want}' in out, f'{extra}: text:\n{out}')
             check(f'hipDeviceAttributeCanUseStreamWaitValue (10013) = {attr}' in out,
                   f'{extra}: attribute in text:\n{out}')
+        # Another copy of the shim already in LD_PRELOAD: the self-test
+        # preloads only the one it reports, and its log says so.
+        shim = json.loads(run(info, '--json', '--runtime', lib)[1])['shim']['path']
+        tmp = tempfile.mkdtemp(prefix='hx-two-shims.')
+        try:
+            other = os.path.join(tmp, 'libextsem.so')
+            shutil.copy(shim, other)
+            env = dict(os.environ, LD_PRELOAD=other)
+            rc, out, err, secs = run(info, '--selftest', '--json', '--rounds', '2', '--runtime',
+                                     lib, env=env)
+            st = json.loads(out)['selftest']
+            check(f'LD_PRELOAD also named {other}: left out' in st['log'], f'log: {st["log"]}')
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
     elif case == 'cli':
         for bad in (['--rounds', '5'], ['--selftest', '--rounds', '0'],
                     ['--selftest', '--rounds', 'x'], ['--selftest', '--timeout', 'abc'],
