@@ -156,7 +156,7 @@ struct elf_scan *elf_scan_open(const char *path, char *err, size_t errlen)
 			es->dynsym_str = sh.sh_link;
 			es->n_syms = sh.sh_entsize && es->dynsym ? sh.sh_size / sh.sh_entsize : 0;
 			/* A count from the header, bounded by the data read. */
-			if (es->dynsym && es->n_syms > es->dynsym->d_size / sh.sh_entsize)
+			if (es->n_syms && es->n_syms > es->dynsym->d_size / sh.sh_entsize)
 				es->n_syms = es->dynsym->d_size / sh.sh_entsize;
 			break;
 		case SHT_GNU_versym:
