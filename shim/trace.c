@@ -5,7 +5,16 @@
  * The file is valid JSON after every event: each write replaces the closing
  * "]" with ",\n{event}\n]\n" at the same offset, so a crash or a kill
  * leaves a complete document behind.  Streams and semaphores each get a
- * track (a "thread" in trace terms) named after them.
+ * track (a "thread" in trace terms) named after them.  A trace sent to
+ * something that cannot be rewritten in place (/dev/stderr, a pipe, a
+ * character device) is written as a stream instead: events are appended
+ * and the array is left open, which the trace-event format allows.
+ *
+ * The file is opened with hx_open_output (log.c): a symbolic link planted
+ * at the path is not followed to a regular file, a new file is 0600.  A
+ * forked child writes <path>.<pid>, created exclusively: should that name
+ * exist already (left by an earlier process, or planted), a fresh suffix
+ * is tried and the log says which file the child writes.
  */
 #include "trace.h"
 
@@ -32,6 +41,8 @@ bool hx_trace_on;
 static struct {
 	pthread_mutex_t lock;
 	int fd;
+	bool stream; /* appended, not rewritten in place (not a regular file) */
+	bool any_event;
 	off_t pos; /* where the closing bracket starts */
 	int pid;
 	char path[4096];
@@ -57,6 +68,20 @@ static void emit_locked(const char *ev, int len)
 
 	if (t.fd < 0)
 		return;
+	if (t.stream) {
+		n = snprintf(buf, sizeof(buf), "%s%.*s\n", t.any_event ? "," : "", len, ev);
+		if (n >= (int)sizeof(buf))
+			return;
+		/* One write per event: whole events even on a shared pipe. */
+		if (write(t.fd, buf, (size_t)n) != n) {
+			hx_warn_once("writing the trace failed: %m; tracing stops");
+			close(t.fd);
+			t.fd = -1;
+			hx_trace_on = false;
+		}
+		t.any_event = true;
+		return;
+	}
 	n = snprintf(buf, sizeof(buf), "%s%.*s\n]\n", t.pos > 2 ? ",\n" : "", len, ev);
 	if (n >= (int)sizeof(buf))
 		return;
@@ -116,25 +141,37 @@ static int sem_tid(const void *sem)
 	return SEM_TID_BASE + (int)((uintptr_t)sem & 0xffffff);
 }
 
-static int open_trace(const char *path)
+/* A new per-process track table and the process's name event. */
+static void start_process_locked(void)
 {
-	static const char head[] = "[\n";
-
-	t.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (t.fd < 0)
-		return -errno;
-	if (write(t.fd, head, sizeof(head) - 1) != (ssize_t)sizeof(head) - 1) {
-		close(t.fd);
-		t.fd = -1;
-		return -EIO;
-	}
-	t.pos = 2;
 	t.pid = getpid();
 	memset(t.tids, 0, sizeof(t.tids));
 	t.next_stream_tid = 0;
 	emitf_locked("{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,"
 		     "\"args\":{\"name\":\"hipextsem (pid %d)\"}}",
 		     t.pid, t.pid);
+}
+
+/* flags: O_TRUNC for the file the user named, O_EXCL for a forked
+ * child's own.  Returns 0 or -errno. */
+static int open_trace(const char *path, int flags)
+{
+	static const char head[] = "[\n";
+	bool regular;
+	int fd = hx_open_output(path, flags, &regular);
+
+	if (fd < 0)
+		return fd;
+	t.fd = fd;
+	t.stream = !regular;
+	t.any_event = false;
+	if (write(t.fd, head, sizeof(head) - 1) != (ssize_t)sizeof(head) - 1) {
+		close(t.fd);
+		t.fd = -1;
+		return -EIO;
+	}
+	t.pos = 2;
+	start_process_locked();
 	return 0;
 }
 
@@ -151,10 +188,10 @@ void hx_trace_init(void)
 	}
 	snprintf(t.path, sizeof(t.path), "%s", path);
 	pthread_mutex_lock(&t.lock);
-	ret = open_trace(t.path);
+	ret = open_trace(t.path, O_TRUNC);
 	pthread_mutex_unlock(&t.lock);
 	if (ret) {
-		hx_err("cannot open HIPEXTSEM_TRACE file %s: %s", path, strerror(-ret));
+		hx_err("cannot open HIPEXTSEM_TRACE file %s: %s", path, hx_open_output_error(ret));
 		return;
 	}
 	hx_trace_on = true;
@@ -164,18 +201,39 @@ void hx_trace_init(void)
 void hx_trace_reset_after_fork(void)
 {
 	char path[4200];
+	int ret = -EEXIST, i;
 
 	pthread_mutex_init(&t.lock, NULL);
 	if (t.fd < 0)
 		return;
-	/* The parent keeps writing its file; the child gets its own. */
-	close(t.fd);
-	t.fd = -1;
-	snprintf(path, sizeof(path), "%s.%d", t.path, (int)getpid());
-	if (open_trace(path)) {
-		hx_trace_on = false;
+	if (t.stream) {
+		/* A stream takes whole events from both processes. */
+		start_process_locked();
 		return;
 	}
+	/* The parent keeps writing its file; the child gets its own, a new
+	 * file: never one that exists (an earlier process's, or a link
+	 * planted at the predictable name). */
+	close(t.fd);
+	t.fd = -1;
+	for (i = 0; i < 16 && ret == -EEXIST; i++) {
+		if (i == 0)
+			snprintf(path, sizeof(path), "%s.%d", t.path, (int)getpid());
+		else
+			snprintf(path, sizeof(path), "%s.%d.%d", t.path, (int)getpid(), i);
+		ret = open_trace(path, O_EXCL);
+	}
+	if (ret) {
+		hx_trace_on = false;
+		hx_err("cannot create a trace file for process %d (%s): %s; it is not traced",
+		       (int)getpid(), path, hx_open_output_error(ret));
+		return;
+	}
+	if (i > 1)
+		hx_warn("%s.%d existed already: process %d traces to %s", t.path, (int)getpid(),
+			(int)getpid(), path);
+	else
+		hx_info("process %d traces to %s", (int)getpid(), path);
 }
 
 void hx_trace_import_(const void *sem, uint32_t syncobj, bool timeline, int64_t ts_ns)

@@ -15,7 +15,7 @@ hx_as_root() {
 	if [ "$(id -u)" -eq 0 ]; then
 		"$@"
 	elif command -v sudo >/dev/null 2>&1; then
-		sudo "$@"
+		sudo ${DEBIAN_FRONTEND:+DEBIAN_FRONTEND="$DEBIAN_FRONTEND"} "$@" # sudo resets the environment: apt must not prompt
 	else
 		hx_die "need root to run: $* (install sudo or run as root)"
 	fi

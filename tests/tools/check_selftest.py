@@ -13,14 +13,18 @@ Runs `hipextsem-info --selftest` (INFO) and checks what it reports.  Cases:
                      plainly that waits block the calling thread (exit 1)
   real-runtime LIB   on the host, AMD's real runtime LIB and no device: exit 1
                      quickly, with the reason
-  probe LIB          on the host: the plain report's wait path over cpuhip LIB,
-                     with the attribute 1 and 0, and with HIPEXTSEM_HOST_WAIT=1
+  probe LIB          on the host: the plain report's wait path over cpuhip LIB
+                     (static: nothing loaded, the attribute left to --selftest)
+                     and --selftest's (read in its child), with the attribute 1
+                     and 0, and with HIPEXTSEM_HOST_WAIT=1
   cli                bad usage exits 2; --help documents the self-test
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 CHECKS = ['runtime-primitives', 'import', 'host-signal-stream-wait-binary',
@@ -128,23 +132,53 @@ def main():
         rc, out, err, secs = run(info, '--selftest', '--runtime', args[0])
         check(rc == 1 and 'Self-test: FAILED: cannot run here: ' in out, f'text:\n{out}')
     elif case == 'probe':
+        # The plain report never loads the runtime: it tells the wait path
+        # from the rule the shim follows before any call (HIPEXTSEM_HOST_WAIT
+        # or the stream wait) and leaves the attribute to --selftest, whose
+        # child reads it (before it needs a render node, so also here).
         lib = args[0]
         for extra, attr, path in (({}, 1, 'stream'),
                                   ({'CPUHIP_NO_STREAM_WAIT_VALUE': '1'}, 0, 'stream'),
                                   ({'CPUHIP_DEVICE_ATTRS': 'zero'}, 0, 'stream'),
                                   ({'HIPEXTSEM_HOST_WAIT': '1'}, 1, 'host')):
             env = dict(os.environ, **extra)
-            rc, out, err, secs = run(info, '--json', '--runtime', lib, env=env)
-            wp = json.loads(out)['wait_path']
-            check(wp['probed'] is True and wp['path'] == path and wp['attribute'] == attr,
-                  f'{extra}: {wp}')
-            check(wp['blocks_caller'] is (path == 'host'), f'{extra}: {wp}')
-            rc, out, err, secs = run(info, '--runtime', lib, env=env)
             want = ('waits BLOCK the calling thread' if path == 'host'
                     else 'waits are asynchronous, they do not block the calling thread')
+            rc, out, err, secs = run(info, '--json', '--runtime', lib, env=env)
+            wp = json.loads(out)['wait_path']
+            check(wp['probed'] is False and wp['source'] == 'static' and wp['path'] == path
+                  and wp['attribute'] is None and 'run --selftest' in wp['attribute_message'],
+                  f'{extra}: plain report: {wp}')
+            check(wp['blocks_caller'] is (path == 'host'), f'{extra}: {wp}')
+            rc, out, err, secs = run(info, '--runtime', lib, env=env)
             check(f'Wait path:      {path}: {want}' in out, f'{extra}: text:\n{out}')
+            check('(10013): not read: that needs the runtime loaded and running (run --selftest '
+                  'to see)' in out, f'{extra}: attribute in text:\n{out}')
+            rc, out, err, secs = run(info, '--selftest', '--json', '--rounds', '2', '--runtime',
+                                     lib, env=env)
+            wp = json.loads(out)['wait_path']
+            check(wp['probed'] is True and wp['source'] == 'selftest' and wp['path'] == path
+                  and wp['attribute'] == attr, f'{extra}: --selftest: {wp}')
+            check(wp['blocks_caller'] is (path == 'host'), f'{extra}: {wp}')
+            rc, out, err, secs = run(info, '--selftest', '--rounds', '2', '--runtime', lib,
+                                     env=env)
+            check(f'wait path:    {path}: {want}' in out, f'{extra}: text:\n{out}')
             check(f'hipDeviceAttributeCanUseStreamWaitValue (10013) = {attr}' in out,
                   f'{extra}: attribute in text:\n{out}')
+        # Another copy of the shim already in LD_PRELOAD: the self-test
+        # preloads only the one it reports, and its log says so.
+        shim = json.loads(run(info, '--json', '--runtime', lib)[1])['shim']['path']
+        tmp = tempfile.mkdtemp(prefix='hx-two-shims.')
+        try:
+            other = os.path.join(tmp, 'libextsem.so')
+            shutil.copy(shim, other)
+            env = dict(os.environ, LD_PRELOAD=other)
+            rc, out, err, secs = run(info, '--selftest', '--json', '--rounds', '2', '--runtime',
+                                     lib, env=env)
+            st = json.loads(out)['selftest']
+            check(f'LD_PRELOAD also named {other}: left out' in st['log'], f'log: {st["log"]}')
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
     elif case == 'cli':
         for bad in (['--rounds', '5'], ['--selftest', '--rounds', '0'],
                     ['--selftest', '--rounds', 'x'], ['--selftest', '--timeout', 'abc'],
@@ -155,6 +189,8 @@ def main():
         check(rc == 0 and '--selftest' in out and '--rounds N' in out and '--timeout' in out,
               'help lacks the self-test')
         check('with --selftest, 0 only if every check passed' in out, 'help: exit status')
+        check('LOADS AND RUNS the runtime' in out and 'nothing is loaded or run' in out,
+              'help does not say when code is loaded')
     else:
         sys.exit(f'unknown case {case}')
     print(f'ok: {case}')

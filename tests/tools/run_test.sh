@@ -138,6 +138,57 @@ check-host)
 	out_has "Shim:           $lib"
 	go 1 "$run" --check "$probe"
 	;;
+cwd-shim)
+	# The installed launcher started as `bash hipextsem-run` (bash finds it
+	# in PATH, $0 has no slash) from a directory with a libextsem.so
+	# planted where the installed one would be relative to the script: the
+	# planted file is never preloaded; the installed copy is.
+	command -v bash >/dev/null 2>&1 || { echo "no bash: skipped"; exit 77; }
+	inst=$run.install
+	[ -f "$inst" ] || fail "no installed launcher at $inst"
+	rel=$(sed -n "s/^lib_rel='\(.*\)'\$/\1/p" "$inst")
+	case $rel in
+	'' | /*) echo "libdir is not relative to bindir here: skipped"; exit 77 ;;
+	esac
+	mkdir -p "$tmp/prefix/bin" "$tmp/work/bin"
+	cp "$inst" "$tmp/prefix/bin/hipextsem-run"
+	chmod +x "$tmp/prefix/bin/hipextsem-run"
+	planted=$tmp/work/bin/$rel
+	mkdir -p "$(dirname -- "$planted")"
+	cp "$lib" "$planted"
+	planted=$(cd "$(dirname -- "$planted")" && pwd -P)/libextsem.so
+	# No installed library yet: the launcher must say so, not fall back on
+	# the planted one.
+	(cd "$tmp/work/bin" && PATH="$tmp/prefix/bin:$PATH" bash hipextsem-run "$probe") \
+		>"$tmp/out" 2>"$tmp/err"
+	got=$?
+	grep -qF "$planted" "$tmp/out" "$tmp/err" && fail "preloaded the planted $planted"
+	[ "$got" -eq 126 ] || fail "exited $got without an installed library, expected 126"
+	err_has "is missing or unreadable"
+	# With the installed library in place: that one.
+	installed=$tmp/prefix/bin/$rel
+	mkdir -p "$(dirname -- "$installed")"
+	cp "$lib" "$installed"
+	installed=$(cd "$(dirname -- "$installed")" && pwd -P)/libextsem.so
+	(cd "$tmp/work/bin" && PATH="$tmp/prefix/bin:$PATH" bash hipextsem-run "$probe") \
+		>"$tmp/out" 2>"$tmp/err" || fail "bash hipextsem-run failed"
+	out_line "LD_PRELOAD=$installed"
+	grep -qF "$planted" "$tmp/out" && fail "preloaded the planted $planted"
+	# Started by a path: the same.
+	(cd "$tmp/work/bin" && bash "$tmp/prefix/bin/hipextsem-run" "$probe") \
+		>"$tmp/out" 2>"$tmp/err" || fail "bash PATH/hipextsem-run failed"
+	out_line "LD_PRELOAD=$installed"
+	;;
+check-options)
+	# --check takes -v before or after it, and PROGRAM after both.
+	go_any() { "$@" >"$tmp/out" 2>"$tmp/err"; got=$?; [ "$got" -le 1 ] || fail "'$*' exited $got"; }
+	go_any "$run" --check -v "$probe"
+	out_has "Verdict:"
+	go_any "$run" -v --check "$probe"
+	out_has "Verdict:"
+	go 2 "$run" --check "$probe" "$probe"
+	err_has "--check takes at most one PROGRAM"
+	;;
 *)
 	echo "unknown case $case" >&2
 	exit 2

@@ -37,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct sym {
@@ -66,9 +67,19 @@ static void unload(struct lib *l)
 	l->nsyms = 0;
 }
 
-static int die(const char *what, const char *path)
+/* Prints "PATH: WHAT: the reason" and returns -1.  The reason is libelf's
+ * when libelf failed, errno's when the system did, and never libelf's
+ * "no error". */
+static int fail(const char *path, const char *what, int err)
 {
-	fprintf(stderr, "hipextsem-abicheck: %s: %s: %s\n", path, what, elf_errmsg(-1));
+	int e = elf_errno();
+
+	if (err)
+		fprintf(stderr, "hipextsem-abicheck: %s: %s: %s\n", path, what, strerror(err));
+	else if (e)
+		fprintf(stderr, "hipextsem-abicheck: %s: %s: %s\n", path, what, elf_errmsg(e));
+	else
+		fprintf(stderr, "hipextsem-abicheck: %s: %s\n", path, what);
 	return -1;
 }
 
@@ -91,25 +102,45 @@ static bool contains(const char *buf, size_t n, const char *needle)
 	return false;
 }
 
+/* Reads what the checks need from the ELF file at path.  On an error it
+ * says why (naming the file) and returns -1 with everything released. */
 static int load(struct lib *l, const char *path)
 {
 	Elf_Scn *scn = NULL, *dynsym = NULL, *versym = NULL, *verdef = NULL, *dynamic = NULL;
 	GElf_Shdr sh, dsh;
+	GElf_Ehdr eh;
 	char *vnames[1024] = { 0 };
 	size_t shstrndx;
-	Elf *e;
-	int fd;
+	struct stat st;
+	Elf *e = NULL;
+	int fd, ret = -1;
 
 	memset(l, 0, sizeof(*l));
 	l->path = path;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		fprintf(stderr, "hipextsem-abicheck: %s: %s\n", path, strerror(errno));
-		return -1;
+	if (fd < 0)
+		return fail(path, "cannot open", errno);
+	if (fstat(fd, &st) != 0) {
+		fail(path, "cannot read", errno);
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		fail(path, "not a regular file", 0);
+		goto out;
 	}
 	e = elf_begin(fd, ELF_C_READ, NULL);
-	if (!e || elf_kind(e) != ELF_K_ELF || elf_getshdrstrndx(e, &shstrndx))
-		return die("not an ELF file", path);
+	if (!e || elf_kind(e) != ELF_K_ELF) {
+		fail(path, "not an ELF file", 0);
+		goto out;
+	}
+	if (!gelf_getehdr(e, &eh) || elf_getshdrstrndx(e, &shstrndx)) {
+		fail(path, "unreadable ELF headers", 0);
+		goto out;
+	}
+	if (eh.e_type != ET_DYN) {
+		fail(path, "not a shared library (ELF type is not ET_DYN)", 0);
+		goto out;
+	}
 	while ((scn = elf_nextscn(e, scn))) {
 		const char *sname;
 		if (!gelf_getshdr(scn, &sh))
@@ -139,19 +170,22 @@ static int load(struct lib *l, const char *path)
 			break;
 		}
 	}
-	if (!dynsym)
-		return die("no dynamic symbol table", path);
-	gelf_getshdr(dynsym, &dsh);
+	if (!dynsym || !gelf_getshdr(dynsym, &dsh)) {
+		fail(path, "no dynamic symbol table", 0);
+		goto out;
+	}
 	/* version definitions: index -> name */
 	if (verdef) {
 		Elf_Data *d = elf_getdata(verdef, NULL);
 		GElf_Shdr vsh;
 		size_t off = 0;
-		gelf_getshdr(verdef, &vsh);
+		if (!gelf_getshdr(verdef, &vsh))
+			d = NULL;
 		for (unsigned i = 0; d && i < vsh.sh_info; i++) {
 			GElf_Verdef vd;
 			GElf_Verdaux va;
-			if (!gelf_getverdef(d, off, &vd) || !gelf_getverdaux(d, off + vd.vd_aux, &va))
+			if (!gelf_getverdef(d, (int)off, &vd) ||
+			    !gelf_getverdaux(d, (int)(off + vd.vd_aux), &va))
 				break;
 			if (vd.vd_ndx < 1024 && !(vd.vd_flags & VER_FLG_BASE)) {
 				vnames[vd.vd_ndx] = elf_strptr(e, vsh.sh_link, va.vda_name);
@@ -159,7 +193,7 @@ static int load(struct lib *l, const char *path)
 					snprintf(l->top_node, sizeof(l->top_node), "%s",
 						 vnames[vd.vd_ndx]);
 			}
-			if (!vd.vd_next)
+			if (!vd.vd_next || off + vd.vd_next > d->d_size)
 				break;
 			off += vd.vd_next;
 		}
@@ -168,7 +202,8 @@ static int load(struct lib *l, const char *path)
 		Elf_Data *d = elf_getdata(dynamic, NULL);
 		GElf_Shdr ysh;
 		GElf_Dyn dyn;
-		gelf_getshdr(dynamic, &ysh);
+		if (!gelf_getshdr(dynamic, &ysh))
+			d = NULL;
 		for (size_t i = 0; d && gelf_getdyn(d, (int)i, &dyn); i++) {
 			if (dyn.d_tag == DT_NULL)
 				break;
@@ -181,12 +216,30 @@ static int load(struct lib *l, const char *path)
 	{
 		Elf_Data *d = elf_getdata(dynsym, NULL);
 		Elf_Data *vd = versym ? elf_getdata(versym, NULL) : NULL;
-		size_t n = dsh.sh_entsize ? dsh.sh_size / dsh.sh_entsize : 0;
+		size_t n;
+
+		if (!d) {
+			fail(path, "unreadable dynamic symbol table", 0);
+			goto out;
+		}
+		/* The count comes from the section header, which the file
+		 * controls: bounded by the data libelf actually read. */
+		if (dsh.sh_entsize == 0 || dsh.sh_size / dsh.sh_entsize > d->d_size / dsh.sh_entsize ||
+		    d->d_size > (size_t)st.st_size) {
+			fail(path, "dynamic symbol table larger than the file", 0);
+			goto out;
+		}
+		n = dsh.sh_size / dsh.sh_entsize;
 		l->syms = calloc(n ? n : 1, sizeof(*l->syms));
-		for (size_t i = 1; d && i < n; i++) {
+		if (!l->syms) {
+			fail(path, "out of memory for the symbol table", ENOMEM);
+			goto out;
+		}
+		for (size_t i = 1; i < n; i++) {
 			GElf_Sym s;
 			GElf_Versym v = 0;
 			const char *name;
+			struct sym *y;
 			if (!gelf_getsym(d, (int)i, &s))
 				continue;
 			name = elf_strptr(e, dsh.sh_link, s.st_name);
@@ -203,16 +256,28 @@ static int load(struct lib *l, const char *path)
 				continue;
 			if (vd)
 				gelf_getversym(vd, (int)i, &v);
-			struct sym *y = &l->syms[l->nsyms++];
+			y = &l->syms[l->nsyms];
 			y->name = strdup(name);
 			y->hidden = (v & 0x8000) != 0;
 			v &= 0x7fff;
 			y->node = v > 1 && v < 1024 && vnames[v] ? strdup(vnames[v]) : NULL;
+			if (!y->name || (v > 1 && v < 1024 && vnames[v] && !y->node)) {
+				free(y->name);
+				free(y->node);
+				fail(path, "out of memory for the symbol table", ENOMEM);
+				goto out;
+			}
+			l->nsyms++;
 		}
 	}
-	elf_end(e);
+	ret = 0;
+out:
+	if (ret)
+		unload(l);
+	if (e)
+		elf_end(e);
 	close(fd);
-	return 0;
+	return ret;
 }
 
 /* The default (non-hidden) definition of `name`, if any. */
@@ -238,12 +303,20 @@ static int list_symbols(const struct lib *shim)
 	char **lines = calloc(shim->nsyms ? shim->nsyms : 1, sizeof(*lines));
 	size_t n = 0;
 
+	if (!lines)
+		return fail(shim->path, "out of memory", ENOMEM), 2;
 	for (size_t i = 0; i < shim->nsyms; i++) {
 		const struct sym *s = &shim->syms[i];
 		char buf[512];
 		snprintf(buf, sizeof(buf), "%s%s%s", s->name, s->hidden ? "@" : "@@",
 			 s->node ? s->node : "(none)");
-		lines[n++] = strdup(buf);
+		if (!(lines[n] = strdup(buf))) {
+			while (n)
+				free(lines[--n]);
+			free(lines);
+			return fail(shim->path, "out of memory", ENOMEM), 2;
+		}
+		n++;
 	}
 	qsort(lines, n, sizeof(*lines), cmp_line);
 	for (size_t i = 0; i < n; i++) {
@@ -298,6 +371,35 @@ static void run_probe(const char *path, int flavour)
 	close(fd);
 }
 
+/* What the file is, from what it exports: a HIP runtime defines the calls
+ * an application links against; the shim defines hipextsemGetStats. */
+static bool exports(const struct lib *l, const char *name)
+{
+	const struct sym *s = find(l, name);
+	return s && !s->hidden;
+}
+
+static bool is_shim(const struct lib *l)
+{
+	return exports(l, "hipextsemGetStats");
+}
+
+static bool is_runtime(const struct lib *l)
+{
+	static const char *const calls[] = {
+		"hipRuntimeGetVersion", "hipGetDeviceCount", "hipImportExternalSemaphore",
+		"hipSignalExternalSemaphoresAsync", "hipWaitExternalSemaphoresAsync",
+		"hipDestroyExternalSemaphore",
+	};
+
+	if (is_shim(l))
+		return false;
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+		if (exports(l, calls[i]))
+			return true;
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	struct lib rt, shim;
@@ -305,10 +407,21 @@ int main(int argc, char **argv)
 	int i = 1, flavour = 0, mismatches = 0;
 	const char *p;
 
-	if (elf_version(EV_CURRENT) == EV_NONE)
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		fprintf(stderr, "hipextsem-abicheck: libelf: %s\n", elf_errmsg(-1));
 		return 2;
+	}
 	if (argc == 3 && !strcmp(argv[1], "--symbols")) {
-		int ret = load(&shim, argv[2]) ? 2 : list_symbols(&shim);
+		int ret;
+		if (load(&shim, argv[2]))
+			return 2;
+		if (!is_shim(&shim)) {
+			fprintf(stderr, "hipextsem-abicheck: %s is not the hipextsem shim (it does "
+				"not export hipextsemGetStats)\n", argv[2]);
+			unload(&shim);
+			return 2;
+		}
+		ret = list_symbols(&shim);
 		unload(&shim);
 		return ret;
 	}
@@ -321,8 +434,27 @@ int main(int argc, char **argv)
 				"       hipextsem-abicheck --symbols LIBEXTSEM\n");
 		return 2;
 	}
-	if (load(&rt, argv[i]) || load(&shim, argv[i + 1]))
+	if (load(&rt, argv[i]))
 		return 2;
+	if (load(&shim, argv[i + 1])) {
+		unload(&rt);
+		return 2;
+	}
+	/* A check that passes on the wrong file is worse than none: a CI gate
+	 * given another library must fail, not report 0 mismatches. */
+	if (!is_runtime(&rt) || !is_shim(&shim)) {
+		if (!is_runtime(&rt))
+			fprintf(stderr, "hipextsem-abicheck: %s is not a HIP runtime: %s\n", rt.path,
+				is_shim(&rt) ? "it is the hipextsem shim itself"
+					     : "it exports none of hipRuntimeGetVersion, "
+					       "hipGetDeviceCount or the external semaphore calls");
+		if (!is_shim(&shim))
+			fprintf(stderr, "hipextsem-abicheck: %s is not the hipextsem shim (it does "
+				"not export hipextsemGetStats)\n", shim.path);
+		unload(&rt);
+		unload(&shim);
+		return 2;
+	}
 
 	char real[PATH_MAX];
 	const char *base;

@@ -1,4 +1,10 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * Reading a shared object's dynamic section and symbol versions with libelf
+ * (elfscan.h).  The file may be anything a user points the tools at: every
+ * count and offset it holds is checked against what libelf actually read,
+ * and nothing of it is loaded.
+ */
 #include "elfscan.h"
 
 #include <elf.h>
@@ -9,9 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-#define MAX_NEEDED 64
 #define MAX_VERDEF 512
 
 struct elf_scan {
@@ -20,8 +26,8 @@ struct elf_scan {
 	int elfclass;
 	int machine;
 	const char *soname, *rpath, *runpath;
-	const char *needed[MAX_NEEDED];
-	size_t n_needed;
+	const char **needed; /* every DT_NEEDED entry, in order */
+	size_t n_needed, cap_needed;
 
 	Elf_Data *dynsym;
 	size_t dynsym_str;   /* section index of the dynsym string table */
@@ -31,6 +37,20 @@ struct elf_scan {
 	const char *verdef[MAX_VERDEF];
 };
 
+static int add_needed(struct elf_scan *es, const char *s)
+{
+	if (es->n_needed == es->cap_needed) {
+		size_t cap = es->cap_needed ? 2 * es->cap_needed : 16;
+		const char **n = realloc(es->needed, cap * sizeof(*n));
+		if (!n)
+			return -1;
+		es->needed = n;
+		es->cap_needed = cap;
+	}
+	es->needed[es->n_needed++] = s;
+	return 0;
+}
+
 static void read_dynamic(struct elf_scan *es, Elf_Scn *scn, const GElf_Shdr *sh)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
@@ -38,7 +58,9 @@ static void read_dynamic(struct elf_scan *es, Elf_Scn *scn, const GElf_Shdr *sh)
 
 	if (!data || sh->sh_entsize == 0)
 		return;
-	for (size_t i = 0; i < sh->sh_size / sh->sh_entsize; i++) {
+	/* The entry count is bounded by the data read, not by sh_size. */
+	for (size_t i = 0; i < sh->sh_size / sh->sh_entsize && i < data->d_size / sh->sh_entsize;
+	     i++) {
 		if (!gelf_getdyn(data, (int)i, &dyn) || dyn.d_tag == DT_NULL)
 			break;
 		const char *s = NULL;
@@ -57,8 +79,8 @@ static void read_dynamic(struct elf_scan *es, Elf_Scn *scn, const GElf_Shdr *sh)
 			es->rpath = s;
 		else if (dyn.d_tag == DT_RUNPATH)
 			es->runpath = s;
-		else if (es->n_needed < MAX_NEEDED)
-			es->needed[es->n_needed++] = s;
+		else if (add_needed(es, s) != 0)
+			break;
 	}
 }
 
@@ -74,9 +96,10 @@ static void read_verdef(struct elf_scan *es, Elf_Scn *scn, const GElf_Shdr *sh)
 	for (size_t n = 0; n < sh->sh_info; n++) {
 		if (!gelf_getverdef(data, (int)off, &vd))
 			break;
-		if (vd.vd_ndx < MAX_VERDEF && gelf_getverdaux(data, (int)(off + vd.vd_aux), &va))
+		if (vd.vd_ndx < MAX_VERDEF && vd.vd_aux < data->d_size - off &&
+		    gelf_getverdaux(data, (int)(off + vd.vd_aux), &va))
 			es->verdef[vd.vd_ndx] = elf_strptr(es->elf, sh->sh_link, va.vda_name);
-		if (vd.vd_next == 0)
+		if (vd.vd_next == 0 || vd.vd_next > data->d_size - off)
 			break;
 		off += vd.vd_next;
 	}
@@ -88,6 +111,7 @@ struct elf_scan *elf_scan_open(const char *path, char *err, size_t errlen)
 	GElf_Ehdr eh;
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
+	struct stat st;
 
 	if (elf_version(EV_CURRENT) == EV_NONE) {
 		snprintf(err, errlen, "libelf: %s", elf_errmsg(-1));
@@ -98,10 +122,17 @@ struct elf_scan *elf_scan_open(const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	es->fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO given as a library must not hang the open;
+	 * only a regular file is read. */
+	es->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (es->fd < 0) {
 		snprintf(err, errlen, "%s", strerror(errno));
 		free(es);
+		return NULL;
+	}
+	if (fstat(es->fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "not a regular file");
+		elf_scan_close(es);
 		return NULL;
 	}
 	es->elf = elf_begin(es->fd, ELF_C_READ, NULL);
@@ -123,7 +154,10 @@ struct elf_scan *elf_scan_open(const char *path, char *err, size_t errlen)
 		case SHT_DYNSYM:
 			es->dynsym = elf_getdata(scn, NULL);
 			es->dynsym_str = sh.sh_link;
-			es->n_syms = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+			es->n_syms = sh.sh_entsize && es->dynsym ? sh.sh_size / sh.sh_entsize : 0;
+			/* A count from the header, bounded by the data read. */
+			if (es->n_syms && es->n_syms > es->dynsym->d_size / sh.sh_entsize)
+				es->n_syms = es->dynsym->d_size / sh.sh_entsize;
 			break;
 		case SHT_GNU_versym:
 			es->versym = elf_getdata(scn, NULL);
@@ -144,6 +178,7 @@ void elf_scan_close(struct elf_scan *es)
 		elf_end(es->elf);
 	if (es->fd >= 0)
 		close(es->fd);
+	free(es->needed);
 	free(es);
 }
 

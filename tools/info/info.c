@@ -4,10 +4,15 @@
  *
  * Looks at the three things the shim needs — a DRM render node with sync
  * objects, a HIP runtime the shim can sit in front of, and the shim itself
- * with matching symbol versions — without loading the runtime (its
- * constructors are heavy and may touch the GPU).  The render nodes are
- * probed through the shim's own sync layer (extsem_core), so the answer is
- * the one the shim would get.
+ * with matching symbol versions — without loading or running any of the
+ * files it inspects: the runtime, the shim and the program named with
+ * --program are read as files (ELF headers, dynamic section, symbol
+ * versions) and the loader's search rules are applied by hand.  A user may
+ * point this tool at a program they just downloaded; its directory's
+ * libraries must not get to run.  Only --selftest loads the runtime, in a
+ * child process, and says so.  The render nodes are probed through the
+ * shim's own sync layer (extsem_core), so the answer is the one the shim
+ * would get.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -134,10 +139,10 @@ struct report {
 	struct shim_report shim;
 	bool ok;
 	char verdict[3 * PATH_MAX + 1024];
-	/* The wait path, probed in a child with the shim preloaded (the plain
-	 * report), or the whole self-test (--selftest). */
-	struct hx_selftest_report *probe;
-	char probe_skipped[256];
+	/* The wait path the shim will take, as far as it can be told without
+	 * running the runtime (the plain report), and the self-test's result
+	 * (--selftest), which loads the runtime in a child. */
+	bool host_wait;      /* HIPEXTSEM_HOST_WAIT=1 */
 	struct hx_selftest_report *selftest;
 };
 
@@ -286,10 +291,13 @@ static const char *program_path(const char *prog, char *buf, size_t len)
 
 	if (strchr(prog, '/'))
 		return prog;
+	/* As execvp searches: a directory of that name in PATH is skipped,
+	 * it does not shadow the program further on. */
 	while (path && *path) {
 		size_t n = strcspn(path, ":");
+		struct stat st;
 		snprintf(buf, len, "%.*s/%s", (int)n, n ? path : ".", prog);
-		if (access(buf, X_OK) == 0)
+		if (stat(buf, &st) == 0 && S_ISREG(st.st_mode) && access(buf, X_OK) == 0)
 			return buf;
 		path += n + (path[n] ? 1 : 0);
 	}
@@ -652,22 +660,51 @@ static const char vulkan_note[] =
 static const char *empty_null(const char *s) { return s && *s ? s : NULL; }
 static const char *tf(bool b) { return b ? "true" : "false"; }
 
+/* What cannot be known without running the runtime: the device, the
+ * attribute the shim reads, whether the runtime accepts the stream wait. */
+static const char not_read_msg[] =
+	"not read: that needs the runtime loaded and running (run --selftest to see)";
+
+/* The wait path the shim starts with, from what decides it before any call
+ * into the runtime (shim/wait.c choose_wait_path_locked): HIPEXTSEM_HOST_WAIT,
+ * else the stream wait.  A runtime that refuses hipStreamWaitValue64 moves
+ * the shim down a step at run time; only --selftest can see that. */
+static int static_wait_path(const struct report *r, char *text, size_t len)
+{
+	if (r->host_wait) {
+		snprintf(text, len, "host: waits BLOCK the calling thread until the semaphore is "
+			 "signaled (HIPEXTSEM_HOST_WAIT=1)");
+		return 1;
+	}
+	snprintf(text, len, "stream: waits are asynchronous, they do not block the calling "
+		 "thread (the default: hipStreamWaitValue64, released by the shim's waiter "
+		 "thread; if the runtime refused it the shim would step down and log why: "
+		 "run --selftest to see this runtime do it)");
+	return 0;
+}
+
 /* The wait path: what the shim will do with a wait, and the attribute it
- * reads (reported only).  From the child that loaded the runtime. */
+ * reads (reported only).  From the self-test's child when it ran, from the
+ * static rule otherwise. */
 static void print_wait_path_json(const struct report *r, FILE *f)
 {
-	const struct hx_selftest_report *p = r->selftest ? r->selftest : r->probe;
+	const struct hx_selftest_report *p = r->selftest;
 	const char *path = p ? hx_selftest_fact(p, "wait_path") : NULL;
 	const char *attr = p ? hx_selftest_fact(p, "attribute_read") : NULL;
 	char msg[768] = "", at[256] = "";
-	int blocks = -1;
+	int blocks;
 
 	if (p) {
 		blocks = hx_selftest_wait_path(p, msg, sizeof(msg));
 		hx_selftest_attribute(p, at, sizeof(at));
+	} else {
+		blocks = static_wait_path(r, msg, sizeof(msg));
+		path = blocks ? "host" : "stream";
+		snprintf(at, sizeof(at), "%s", not_read_msg);
 	}
-	fprintf(f, "{\"probed\": %s, \"path\": ", tf(p && p->started));
-	hx_json_str(f, p ? (path ? path : "unknown") : NULL);
+	fprintf(f, "{\"probed\": %s, \"source\": \"%s\", \"path\": ", tf(p && p->started),
+		p ? "selftest" : "static");
+	hx_json_str(f, path ? path : "unknown");
 	fprintf(f, ", \"blocks_caller\": %s, \"attribute\": ",
 		blocks < 0 ? "null" : tf(blocks == 1));
 	if (attr && atoi(attr) >= 0)
@@ -675,11 +712,12 @@ static void print_wait_path_json(const struct report *r, FILE *f)
 	else
 		fputs("null", f);
 	fputs(", \"reason\": ", f);
-	hx_json_str(f, p ? hx_selftest_fact(p, "wait_path_reason") : NULL);
+	hx_json_str(f, p ? hx_selftest_fact(p, "wait_path_reason")
+		       : r->host_wait ? "HIPEXTSEM_HOST_WAIT=1" : "the default");
 	fputs(", \"message\": ", f);
-	hx_json_str(f, p ? msg : r->probe_skipped);
+	hx_json_str(f, msg);
 	fputs(", \"attribute_message\": ", f);
-	hx_json_str(f, p ? at : NULL);
+	hx_json_str(f, at);
 	fputs("}", f);
 }
 
@@ -902,14 +940,10 @@ static void print_text(const struct report *r, FILE *f)
 				sh->partial);
 	}
 	if (!r->selftest) {
-		char msg[768], at[256];
-		if (r->probe) {
-			hx_selftest_wait_path(r->probe, msg, sizeof(msg));
-			hx_selftest_attribute(r->probe, at, sizeof(at));
-			fprintf(f, "\nWait path:      %s\n  attribute:    %s\n", msg, at);
-		} else {
-			fprintf(f, "\nWait path:      not probed: %s\n", r->probe_skipped);
-		}
+		char msg[768];
+		static_wait_path(r, msg, sizeof(msg));
+		fprintf(f, "\nWait path:      %s\n  attribute:    "
+			"hipDeviceAttributeCanUseStreamWaitValue (10013): %s\n", msg, not_read_msg);
 	}
 	fprintf(f, "\nVulkan:         note: %s\n", vulkan_note);
 	fprintf(f, "\nVerdict: %s\n", r->verdict);
@@ -917,42 +951,66 @@ static void print_text(const struct report *r, FILE *f)
 		hx_selftest_print_text(r->selftest, f);
 }
 
-/* The runtime is loaded only in a child with the shim preloaded: for the
- * plain report a short probe of the wait path, for --selftest the whole
- * test.  Either needs a runtime and a shim that interposes on it. */
-static void run_child(struct report *r, bool selftest, unsigned rounds, double timeout_s)
+/* --selftest: the only place the runtime is loaded, in a child with the
+ * shim preloaded.  It needs a runtime and a shim that interposes on it. */
+static void run_selftest(struct report *r, unsigned rounds, double timeout_s)
 {
 	static struct hx_selftest_report result;
+	char load_path[PATH_MAX + 2];
 	struct hx_selftest_opts o = {
-		.shim = r->shim.path, .runtime = r->rt.path, .abi = r->rt.abi,
-		.rounds = rounds, .timeout_s = selftest ? timeout_s : 10.0,
-		.probe_only = !selftest,
+		.shim = r->shim.path, .runtime = load_path, .abi = r->rt.abi,
+		.rounds = rounds, .timeout_s = timeout_s,
 	};
-	const char *why = NULL;
 
+	r->selftest = &result;
 	if (!r->rt.found || r->rt.error[0] || !r->rt.sem_state ||
-	    strcmp(r->rt.sem_state, "stock") != 0 || r->rt.n_missing || r->rt.abi == HX_ABI_UNKNOWN)
-		why = "no HIP runtime the shim can sit in front of (see the verdict)";
-	else if (!r->shim.found)
-		why = "the shim library is missing (see the verdict)";
-	else if (!r->shim.interposes)
-		why = "the shim would not interpose on this runtime (see the verdict)";
-	if (why) {
-		if (selftest) {
-			r->selftest = &result;
-			result.rounds = rounds;
-			result.timeout_s = timeout_s;
-			snprintf(result.cannot_run, sizeof(result.cannot_run), "%.1000s", r->verdict);
-		} else {
-			snprintf(r->probe_skipped, sizeof(r->probe_skipped), "%s", why);
-		}
+	    strcmp(r->rt.sem_state, "stock") != 0 || r->rt.n_missing ||
+	    r->rt.abi == HX_ABI_UNKNOWN || !r->shim.found || !r->shim.interposes) {
+		result.rounds = rounds;
+		result.timeout_s = timeout_s;
+		snprintf(result.cannot_run, sizeof(result.cannot_run), "%.1000s", r->verdict);
 		return;
 	}
+	/* The child loads the very file reported: by its resolved path, never
+	 * by a bare name the loader would look up in its own directories. */
+	snprintf(load_path, sizeof(load_path), "%s%s", strchr(r->rt.real_path, '/') ? "" : "./",
+		 r->rt.real_path);
 	hx_selftest_run(&o, &result);
-	if (selftest)
-		r->selftest = &result;
-	else
-		r->probe = &result;
+}
+
+/* Text output goes through a filter: every string in it may come from a
+ * file or an environment the user does not control. */
+static int print_text_safe(const struct report *r, FILE *out)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+
+	if (!m)
+		return -1;
+	print_text(r, m);
+	if (fclose(m) != 0) {
+		free(buf);
+		return -1;
+	}
+	hx_text_write_safe(out, buf, len);
+	free(buf);
+	return 0;
+}
+
+/* HIPEXTSEM_HOST_WAIT=1 read as the shim reads it (hx_getenv_long: an
+ * integer in base 0, 0 or 1; anything else is ignored with a warning). */
+static bool host_wait_forced(void)
+{
+	const char *s = getenv("HIPEXTSEM_HOST_WAIT");
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return false;
+	errno = 0;
+	v = strtol(s, &end, 0);
+	return !errno && !*end && v == 1;
 }
 
 static void usage(FILE *f)
@@ -963,21 +1021,25 @@ static void usage(FILE *f)
 	      "hipextsem shim: the kernel, each DRM render node (driver, sync object,\n"
 	      "timeline and eventfd support), the HIP runtime an application would load,\n"
 	      "whether the shim would interpose on it, the wait path the shim will take,\n"
-	      "and a one-line verdict.  The runtime is loaded only in a child process with\n"
-	      "the shim preloaded (to read the wait path), never by this program.\n"
+	      "and a one-line verdict.  Without --selftest nothing is loaded or run: the\n"
+	      "runtime, the shim and PROG are read as files and the loader's search rules\n"
+	      "are applied by hand, so pointing this at untrusted files is safe.\n"
 	      "\n"
 	      "Options:\n"
 	      "  --selftest        also send semaphores through the shim on a real HIP\n"
 	      "                    stream and this machine's render node: one line per\n"
 	      "                    check, latencies against the bare runtime primitives,\n"
-	      "                    and a verdict\n"
+	      "                    and a verdict.  This LOADS AND RUNS the runtime found\n"
+	      "                    (its constructors included), in a child process with\n"
+	      "                    the shim preloaded: use it only on a runtime you trust\n"
 	      "  --rounds N        rounds per check and measurement (default 100)\n"
 	      "  --timeout SECONDS deadline of every wait in a check (default 5)\n"
 	      "  --json            machine-readable output (one JSON object)\n"
 	      "  --program PROG    look for the runtime the way PROG would load it (its\n"
 	      "                    DT_NEEDED soname, RPATH/RUNPATH)\n"
 	      "  --runtime FILE    inspect FILE as the HIP runtime instead of searching\n"
-	      "                    (e.g. a Python wheel's torch/lib/libamdhip64.so)\n"
+	      "                    (e.g. a Python wheel's torch/lib/libamdhip64.so; a name\n"
+	      "                    without a slash is a file in the current directory)\n"
 	      "  -h, --help        show this help and exit\n"
 	      "  --version         show the version and exit\n"
 	      "\n"
@@ -1060,6 +1122,7 @@ int main(int argc, char **argv)
 		timeout_s = v;
 	}
 
+	r.host_wait = host_wait_forced();
 	if (uname(&r.uts) != 0)
 		snprintf(r.uts.sysname, sizeof(r.uts.sysname), "unknown");
 	collect_nodes(&r);
@@ -1069,12 +1132,13 @@ int main(int argc, char **argv)
 	if (r.shim.found)
 		check_interposition(&r.shim, &r.rt);
 	decide(&r);
-	run_child(&r, selftest, rounds, timeout_s);
+	if (selftest)
+		run_selftest(&r, rounds, timeout_s);
 
 	if (json)
 		print_json(&r, stdout);
-	else
-		print_text(&r, stdout);
+	else if (print_text_safe(&r, stdout) != 0)
+		return 2;
 	if (fflush(stdout) != 0)
 		return 2;
 	if (selftest)

@@ -12,7 +12,17 @@
  * A child that sends nothing for longer than a check's deadline (plus a
  * margin for a slow machine) is killed; the check it had begun fails with
  * that reason.
+ *
+ * The child loads a runtime, whose constructors may start processes of
+ * their own, and those inherit the record and log pipes.  Nothing they do
+ * may hold the tool past its deadline or outlive it: the child runs in its
+ * own process group, this process is a child subreaper (so descendants
+ * that leave the group, or whose parent dies, are reparented here rather
+ * than to init), the pipes are read only until the child has exited plus
+ * a short grace, and then whatever is left of the group and of our
+ * reparented descendants is killed and reaped, with a bound on every wait.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -22,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,6 +44,13 @@
 /* Added to a check's deadline before the parent gives up on the child: the
  * child's own deadlines should always fire first. */
 #define KILL_MARGIN_S 10.0
+/* After the child has exited, how long its pipes are still read (records
+ * written just before the exit); then how long what it left has, after
+ * SIGTERM, to end on its own before SIGKILL. */
+#define EXIT_GRACE_NS 500000000LL
+/* The longest the clean-up after the child may take (killed processes are
+ * reaped in well under that; one in uninterruptible sleep is left to init). */
+#define REAP_LIMIT_NS 3000000000LL
 
 struct reader {
 	char buf[8192];
@@ -149,26 +167,48 @@ static void on_log(void *arg, char *line)
 	r->log[have + add] = '\0';
 }
 
-/* LD_PRELOAD with the shim appended once (as hipextsem-run composes it). */
-static char *compose_preload(const char *shim)
+/* A copy of the shim under any name: the self-test must test one shim, the
+ * one reported, never two at once. */
+static bool is_a_shim(const char *entry, size_t n, const char *shim)
 {
-	const char *old = getenv("LD_PRELOAD");
-	char *out;
+	const char *base = entry;
 
-	if (old && *old) {
-		const char *p = old;
-		size_t sl = strlen(shim);
-		while (*p) {
-			size_t n = strcspn(p, ": ");
-			if (n == sl && !strncmp(p, shim, n))
-				return strdup(old);
-			p += n + (p[n] ? 1 : 0);
+	for (size_t i = 0; i < n; i++)
+		if (entry[i] == '/')
+			base = entry + i + 1;
+	n -= (size_t)(base - entry);
+	if (n == strlen(shim) && !strncmp(entry, shim, n))
+		return true;
+	return (n == 12 && !strncmp(base, "libextsem.so", 12)) ||
+	       (n > 12 && !strncmp(base, "libextsem.so.", 13));
+}
+
+/* LD_PRELOAD as given, without any other copy of the shim, and the shim
+ * last (as hipextsem-run composes it).  What was dropped goes to `dropped`. */
+static char *compose_preload(const char *shim, char *dropped, size_t dlen)
+{
+	const char *p = getenv("LD_PRELOAD");
+	size_t cap = (p ? strlen(p) : 0) + strlen(shim) + 2, o = 0;
+	char *out = malloc(cap);
+
+	if (!out)
+		return NULL;
+	dropped[0] = '\0';
+	while (p && *p) {
+		size_t n = strcspn(p, ": ");
+		if (n && is_a_shim(p, n, shim)) {
+			if (!(strlen(shim) == n && !strncmp(p, shim, n)))
+				snprintf(dropped + strlen(dropped), dlen - strlen(dropped), "%s%.*s",
+					 dropped[0] ? " " : "", (int)n, p);
+		} else if (n) {
+			memcpy(out + o, p, n);
+			o += n;
+			out[o++] = ':';
 		}
-		if (asprintf(&out, "%s:%s", old, shim) < 0)
-			return NULL;
-		return out;
+		p += n + (p[n] ? 1 : 0);
 	}
-	return strdup(shim);
+	memcpy(out + o, shim, strlen(shim) + 1);
+	return out;
 }
 
 static void set_cannot_run(struct hx_selftest_report *r, const char *fmt, ...)
@@ -182,15 +222,76 @@ static void set_cannot_run(struct hx_selftest_report *r, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Sends sig to the child's process group and to every process whose parent
+ * we are (our own descendants reparented here: this process starts no other
+ * children), then reaps.  With SIGKILL, repeated until nothing is left or
+ * the time is up, as killing a process reparents its own children to us;
+ * with another signal, the processes get until `until` to end. */
+static void signal_and_reap_all(pid_t pgid, pid_t child, int sig, int *status,
+				bool *child_reaped, int64_t until)
+{
+	char self[16];
+	int len = snprintf(self, sizeof(self), "%d", (int)getpid());
+	bool sent = false;
+
+	for (;;) {
+		DIR *d = NULL;
+		struct dirent *de;
+		pid_t w;
+		int st;
+
+		if (!sent || sig == SIGKILL) {
+			kill(-pgid, sig);
+			d = opendir("/proc");
+			sent = true;
+		}
+		while (d && (de = readdir(d))) {
+			char path[64], buf[512], *p;
+			ssize_t n;
+			int fd;
+
+			if (de->d_name[0] < '1' || de->d_name[0] > '9')
+				continue;
+			snprintf(path, sizeof(path), "/proc/%.32s/stat", de->d_name);
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+			if (fd < 0)
+				continue;
+			n = read(fd, buf, sizeof(buf) - 1);
+			close(fd);
+			if (n <= 0)
+				continue;
+			buf[n] = '\0';
+			/* pid (comm) state ppid ...: comm may hold anything */
+			p = strrchr(buf, ')');
+			if (p && p[1] == ' ' && p[2] && p[3] == ' ' && !strncmp(p + 4, self, len) &&
+			    p[4 + len] == ' ')
+				kill((pid_t)atoi(de->d_name), sig);
+		}
+		if (d)
+			closedir(d);
+		while ((w = waitpid(-1, &st, WNOHANG)) > 0) {
+			if (w == child) {
+				*status = st;
+				*child_reaped = true;
+			}
+		}
+		if (w < 0 && errno == ECHILD)
+			return;
+		if (hx_now_ns() > until)
+			return;
+		usleep(10000);
+	}
+}
+
 void hx_selftest_run(const struct hx_selftest_opts *o, struct hx_selftest_report *r)
 {
-	char exe[PATH_MAX], fdarg[16], abiarg[8], roundsarg[16], msarg[24];
+	char exe[PATH_MAX], fdarg[16], abiarg[8], roundsarg[16], msarg[24], dropped[512];
 	int rec[2], err[2], status = 0;
 	struct run_state st = { "", false };
 	struct rec_ctx ctx = { r, &st };
 	struct reader rrd = { .len = 0 }, erd = { .len = 0 };
-	int64_t start = hx_now_ns(), last, limit;
-	bool rec_open = true, err_open = true, killed = false;
+	int64_t start = hx_now_ns(), last, limit, exited_at = 0, killed_at = 0;
+	bool rec_open = true, err_open = true, killed = false, reaped = false;
 	char *preload;
 	ssize_t n;
 	pid_t pid;
@@ -203,7 +304,7 @@ void hx_selftest_run(const struct hx_selftest_opts *o, struct hx_selftest_report
 		return;
 	}
 	exe[n] = '\0';
-	preload = compose_preload(o->shim);
+	preload = compose_preload(o->shim, dropped, sizeof(dropped));
 	if (!preload || pipe2(rec, O_CLOEXEC) != 0) {
 		set_cannot_run(r, "cannot set up the test process: %s", strerror(errno));
 		free(preload);
@@ -216,6 +317,17 @@ void hx_selftest_run(const struct hx_selftest_opts *o, struct hx_selftest_report
 		free(preload);
 		return;
 	}
+	if (dropped[0]) {
+		char line[1200];
+		snprintf(line, sizeof(line), "hipextsem-info: LD_PRELOAD also named %.500s: left out, "
+			 "the self-test preloads only %.600s", dropped, o->shim);
+		on_log(r, line);
+	}
+	/* Descendants of the child that outlive their parent come back to
+	 * us, not to init, so that they can be found and ended. */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0)
+		on_log(r, "hipextsem-info: cannot become a child subreaper; processes that "
+		       "leave the test process's group may be left behind");
 	snprintf(fdarg, sizeof(fdarg), "%d", rec[1]);
 	snprintf(abiarg, sizeof(abiarg), "%d", o->abi == HX_ABI_5 ? 5 : 6);
 	snprintf(roundsarg, sizeof(roundsarg), "%u", o->rounds);
@@ -226,6 +338,13 @@ void hx_selftest_run(const struct hx_selftest_opts *o, struct hx_selftest_report
 		char *argv[] = { exe, HX_SELFTEST_CHILD_ARG, fdarg, (char *)o->runtime,
 				 (char *)o->shim, abiarg, roundsarg, msarg,
 				 o->probe_only ? "probe" : "full", NULL };
+		int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+		/* Its own group, so that everything it starts can be ended
+		 * at once; no terminal input for it. */
+		setpgid(0, 0);
+		if (null >= 0)
+			dup2(null, STDIN_FILENO);
 		/* The record pipe survives exec; stderr goes to the log pipe. */
 		fcntl(rec[1], F_SETFD, 0);
 		dup2(err[1], STDERR_FILENO);
@@ -243,24 +362,25 @@ void hx_selftest_run(const struct hx_selftest_opts *o, struct hx_selftest_report
 		close(err[0]);
 		return;
 	}
+	/* Set on both sides: whichever runs first, the group exists before
+	 * the child can start anything. */
+	setpgid(pid, pid);
 	r->started = true;
 	last = hx_now_ns();
-	limit = (int64_t)((o->timeout_s + (o->probe_only ? 0 : KILL_MARGIN_S)) * 1e9);
-	while (rec_open || err_open) {
+	limit = (int64_t)((o->timeout_s + KILL_MARGIN_S) * 1e9);
+	for (;;) {
 		struct pollfd pfd[2] = { { rec_open ? rec[0] : -1, POLLIN, 0 },
 					 { err_open ? err[0] : -1, POLLIN, 0 } };
 		char buf[4096];
-		int ret = poll(pfd, 2, 100);
+		int64_t now;
+		int ret;
 
+		if (!rec_open && !err_open && reaped)
+			break;
+		ret = poll(pfd, 2, 50);
 		if (ret < 0 && errno != EINTR)
 			break;
-		if (!killed && hx_now_ns() - last > limit) {
-			kill(pid, SIGKILL);
-			killed = true;
-		}
-		if (ret <= 0)
-			continue;
-		if (pfd[0].revents) {
+		if (ret > 0 && pfd[0].revents) {
 			n = read(rec[0], buf, sizeof(buf));
 			if (n > 0) {
 				feed(&rrd, buf, (size_t)n, on_record, &ctx);
@@ -269,22 +389,37 @@ void hx_selftest_run(const struct hx_selftest_opts *o, struct hx_selftest_report
 				rec_open = false;
 			}
 		}
-		if (pfd[1].revents) {
+		if (ret > 0 && pfd[1].revents) {
 			n = read(err[0], buf, sizeof(buf));
 			if (n > 0)
 				feed(&erd, buf, (size_t)n, on_log, r);
 			else if (n == 0 || errno != EINTR)
 				err_open = false;
 		}
-		/* A process of the child's that keeps stderr open must not
-		 * keep us here once the child has reported everything. */
-		if (!rec_open && st.done)
+		now = hx_now_ns();
+		if (!reaped && waitpid(pid, &status, WNOHANG) == pid) {
+			reaped = true;
+			exited_at = now;
+		}
+		/* Whatever the child left holds the pipes' write ends: they
+		 * are read for a short grace after its exit, not to the end. */
+		if (reaped && now - exited_at > EXIT_GRACE_NS)
+			break;
+		if (!killed && !reaped && now - last > limit) {
+			kill(-pid, SIGKILL);
+			kill(pid, SIGKILL);
+			killed = true;
+			killed_at = now;
+		}
+		/* A child that cannot be reaped after SIGKILL (stuck in the
+		 * kernel) must not hold the tool either. */
+		if (killed && !reaped && now - killed_at > REAP_LIMIT_NS)
 			break;
 	}
 	close(rec[0]);
 	close(err[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	signal_and_reap_all(pid, pid, SIGTERM, &status, &reaped, hx_now_ns() + EXIT_GRACE_NS);
+	signal_and_reap_all(pid, pid, SIGKILL, &status, &reaped, hx_now_ns() + REAP_LIMIT_NS);
 	r->elapsed_s = (double)(hx_now_ns() - start) / 1e9;
 
 	if (!st.done) {
@@ -294,6 +429,8 @@ void hx_selftest_run(const struct hx_selftest_opts *o, struct hx_selftest_report
 				 "process sent nothing for %.0f s and was killed (a call into the "
 				 "runtime or the shim blocked, or the stream never proceeded)",
 				 (double)limit / 1e9);
+		else if (!reaped)
+			snprintf(why, sizeof(why), "the test process could not be waited for");
 		else if (WIFSIGNALED(status))
 			snprintf(why, sizeof(why), "the test process died (signal %d, %s)",
 				 WTERMSIG(status), strsignal(WTERMSIG(status)));

@@ -2,13 +2,14 @@
 /*
  * hipextsem-info --selftest: real semaphore round trips through the shim.
  *
- * hipextsem-info itself never loads the HIP runtime.  The self-test, and
- * the short probe of the wait path the plain report shows, run in a child:
+ * hipextsem-info itself never loads the HIP runtime, and without
+ * --selftest nothing loads it.  The self-test runs in a child:
  * hipextsem-info re-executed with the shim appended to LD_PRELOAD (as
  * hipextsem-run does), which loads the runtime the report found and sends
  * back one record per fact, check and measurement over a pipe.  The parent
  * keeps a deadline on every record and kills a child that stops answering,
- * so neither a stuck stream nor a blocked call can hang the tool.
+ * so neither a stuck stream nor a blocked call can hang the tool, and ends
+ * whatever the child leaves behind (selftest.c says how).
  */
 #ifndef HIPEXTSEM_INFO_SELFTEST_H
 #define HIPEXTSEM_INFO_SELFTEST_H
@@ -28,7 +29,8 @@ struct hx_selftest_opts {
 	enum hx_abi abi;
 	unsigned rounds;      /* per check and per measurement */
 	double timeout_s;     /* deadline of every wait (per round) */
-	bool probe_only;      /* device facts and the wait path only */
+	bool probe_only;      /* device facts and the wait path only (the child
+				 still offers it; hipextsem-info no longer asks) */
 };
 
 struct hx_st_check {

@@ -19,6 +19,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -698,6 +699,8 @@ int hx_selftest_child_main(int argc, char **argv)
 	if (argc != 9)
 		return 2;
 	hx_st.out = atoi(argv[2]);
+	/* Programs the runtime may exec do not get the record pipe. */
+	fcntl(hx_st.out, F_SETFD, FD_CLOEXEC);
 	runtime = argv[3];
 	shim = argv[4];
 	hx_st.abi = atoi(argv[5]) == 5 ? HX_ABI_5 : HX_ABI_6;
