@@ -2,6 +2,7 @@
 /* The library search of libsearch.h: the loader's rules, then ROCm's. */
 #include "libsearch.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,19 +21,32 @@ static bool usable(const char *path)
 	return ok;
 }
 
+/* Length of the token $ORIGIN or ${ORIGIN} at s, 0 if s does not start
+ * with one.  As ld.so reads it (glibc elf/dl-load.c is_dst): unbraced, the
+ * name must not run on into identifier characters, so "$ORIGINfoo" is no
+ * token and stays as written. */
+static size_t origin_token(const char *s)
+{
+	if (!strncmp(s, "${ORIGIN}", 9))
+		return 9;
+	if (strncmp(s, "$ORIGIN", 7) != 0)
+		return 0;
+	return isalnum((unsigned char)s[7]) || s[7] == '_' ? 0 : 7;
+}
+
 /* Expands $ORIGIN / ${ORIGIN} (the only token that matters for a HIP
- * application; $LIB and $PLATFORM are left as they are). */
-static void expand_origin(const char *dir, const char *origin, char *out, size_t len)
+ * application; $LIB and $PLATFORM are left as they are).  Returns false
+ * when the element holds $ORIGIN and there is no origin to put there:
+ * ld.so drops such an element (elf/dl-load.c _dl_dst_substitute). */
+static bool expand_origin(const char *dir, const char *origin, char *out, size_t len)
 {
 	size_t o = 0;
 
 	while (*dir && o + 1 < len) {
-		size_t skip = 0;
-		if (!strncmp(dir, "$ORIGIN", 7))
-			skip = 7;
-		else if (!strncmp(dir, "${ORIGIN}", 9))
-			skip = 9;
-		if (skip && origin) {
+		size_t skip = origin_token(dir);
+		if (skip && !origin)
+			return false;
+		if (skip) {
 			o += (size_t)snprintf(out + o, len - o, "%s", origin);
 			if (o >= len)
 				o = len - 1;
@@ -42,6 +56,7 @@ static void expand_origin(const char *dir, const char *origin, char *out, size_t
 		}
 	}
 	out[o] = '\0';
+	return true;
 }
 
 /* Tries every directory of a colon (or semicolon, for LD_LIBRARY_PATH)
@@ -58,10 +73,11 @@ static bool search_list(const char *list, const char *seps, const char *soname,
 		if (n < sizeof(dir)) {
 			memcpy(dir, list, n);
 			dir[n] = '\0';
-			expand_origin(dir, origin, expanded, sizeof(expanded));
+			bool keep = expand_origin(dir, origin, expanded, sizeof(expanded));
 			int len = snprintf(hit->path, sizeof(hit->path), "%s/%s",
 					   expanded[0] ? expanded : ".", soname);
-			if (len > 0 && (size_t)len < sizeof(hit->path) && usable(hit->path)) {
+			if (keep && len > 0 && (size_t)len < sizeof(hit->path) &&
+			    usable(hit->path)) {
 				hit->via = via;
 				hit->loader = true;
 				return true;
@@ -250,8 +266,11 @@ bool lib_search(const char *soname, const struct lib_search_ctx *ctx, struct lib
 	if (ctx && ctx->rpath && !ctx->runpath &&
 	    search_list(ctx->rpath, ":", soname, origin, hit, "DT_RPATH"))
 		return true;
+	/* ld.so expands $ORIGIN in LD_LIBRARY_PATH too, to the directory of
+	 * the program (elf/dl-load.c _dl_init_paths); without --program there
+	 * is none and such an element is dropped. */
 	llp = getenv("LD_LIBRARY_PATH");
-	if (llp && *llp && search_list(llp, ":;", soname, NULL, hit, "LD_LIBRARY_PATH"))
+	if (llp && *llp && search_list(llp, ":;", soname, origin, hit, "LD_LIBRARY_PATH"))
 		return true;
 	if (ctx && ctx->runpath &&
 	    search_list(ctx->runpath, ":", soname, origin, hit, "DT_RUNPATH"))
