@@ -400,6 +400,28 @@ static bool is_runtime(const struct lib *l)
 	return false;
 }
 
+static void usage(FILE *f)
+{
+	fputs("Usage: hipextsem-abicheck [--run] LIBAMDHIP64 LIBEXTSEM\n"
+	      "       hipextsem-abicheck --symbols LIBEXTSEM\n"
+	      "\n"
+	      "Compares the symbol version nodes of the hipextsem shim with those of a HIP\n"
+	      "runtime, read with libelf (neither file is loaded), and says which ABI the\n"
+	      "runtime has and whether its semaphore calls are the stock ones.  A shim\n"
+	      "export under another node than the runtime's is a MISMATCH.\n"
+	      "\n"
+	      "Options:\n"
+	      "  --run         also load the runtime (running its constructors) and ask it\n"
+	      "                for its version and its answer to a semaphore import\n"
+	      "  --symbols     print the shim's exports as NAME@@NODE lines\n"
+	      "  -h, --help    show this help and exit\n"
+	      "  --version     show the version and exit\n"
+	      "\n"
+	      "Exit status: 0 no mismatch, 1 a mismatch, 2 bad usage or a file that is not\n"
+	      "a HIP runtime (or not the shim).\n",
+	      f);
+}
+
 int main(int argc, char **argv)
 {
 	struct lib rt, shim;
@@ -407,6 +429,14 @@ int main(int argc, char **argv)
 	int i = 1, flavour = 0, mismatches = 0;
 	const char *p;
 
+	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		usage(stdout);
+		return 0;
+	}
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		printf("hipextsem-abicheck %s\n", HX_ABICHECK_VERSION);
+		return 0;
+	}
 	if (elf_version(EV_CURRENT) == EV_NONE) {
 		fprintf(stderr, "hipextsem-abicheck: libelf: %s\n", elf_errmsg(-1));
 		return 2;
@@ -430,8 +460,7 @@ int main(int argc, char **argv)
 		i++;
 	}
 	if (argc - i != 2) {
-		fprintf(stderr, "usage: hipextsem-abicheck [--run] LIBAMDHIP64 LIBEXTSEM\n"
-				"       hipextsem-abicheck --symbols LIBEXTSEM\n");
+		usage(stderr);
 		return 2;
 	}
 	if (load(&rt, argv[i]))
