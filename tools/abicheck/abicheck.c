@@ -40,6 +40,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "abi_rule.h"
+
 struct sym {
 	char *name;
 	char *node; /* NULL: unversioned */
@@ -491,18 +493,22 @@ int main(int argc, char **argv)
 		snprintf(real, sizeof(real), "%s", rt.path);
 	base = strrchr(real, '/');
 	base = base ? base + 1 : real;
-	p = strstr(rt.soname, ".so.");
-	flavour = p ? atoi(p + 4) : 0;
+	/* The rule the shim applies (abi_rule.h), without its last step:
+	 * this tool does not run the runtime unless --run says so. */
+	enum hx_abi_clue by;
+	flavour = (int)hx_abi_rule(real, rt.soname[0] ? rt.soname : NULL, &by);
 	printf("runtime %s\n", rt.path);
 	printf("  file: %s\n", real);
 	printf("  soname: %s\n", rt.soname[0] ? rt.soname : "(none)");
 	p = strstr(base, ".so.");
 	printf("  version (file name): %s\n", p ? p + 4 : "(not in the file name)");
 	printf("  newest version node: %s\n", rt.top_node[0] ? rt.top_node : "(none)");
-	printf("  ABI flavour: %s\n",
-	       flavour == 5 ? "5.x (32-byte handle desc, 136-byte params)"
-	       : flavour >= 6 ? "6.x (96-byte handle desc, 144-byte params)"
-			      : "unknown (soname has no major: the shim asks hipRuntimeGetVersion)");
+	printf("  ABI flavour: %s%s%s\n",
+	       flavour == HX_ABI_5 ? "5.x (32-byte handle desc, 136-byte params)"
+	       : flavour == HX_ABI_6 ? "6.x (96-byte handle desc, 144-byte params)"
+				     : "unknown (neither the file name nor the soname tells: the shim "
+				       "asks hipRuntimeGetVersion)",
+	       flavour ? ", told by the " : "", flavour ? hx_abi_clue_name(by) : "");
 	printf("  semaphore calls: %s\n",
 	       rt.imports_syncobj || rt.mentions_syncobj
 		       ? "NOT stock: the runtime uses DRM sync objects itself (check before preloading)"
