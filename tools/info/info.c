@@ -617,11 +617,6 @@ static void decide(struct report *r)
 			 "needs; do use HIP 5.0 or later", rt->path, rt->missing[0]);
 		return;
 	}
-	if (rt->abi == HX_ABI_UNKNOWN) {
-		snprintf(v, vl, "external semaphores will NOT work as is: the ABI of %s cannot be "
-			 "told from its soname; do set HIPEXTSEM_ABI=5 or 6", rt->path);
-		return;
-	}
 	if (!sh->found) {
 		snprintf(v, vl, "external semaphores will NOT work: the shim library is missing "
 			 "(%s); do install hipextsem or set HIPEXTSEM_LIBRARY to libextsem.so",
@@ -644,6 +639,11 @@ static void decide(struct report *r)
 					    "multi-handle wait thread");
 	if (sh->partial[0])
 		append(v, vl, "; not intercepted (version node differs): %s", sh->partial);
+	/* The shim's last clue (abi_rule.h) needs the runtime running, which
+	 * this report never does. */
+	if (rt->abi == HX_ABI_UNKNOWN)
+		append(v, vl, "; neither the file name nor the soname tells the ABI: the shim asks "
+			      "hipRuntimeGetVersion when it loads (HIPEXTSEM_ABI=5 or 6 sets it)");
 }
 
 /* ---- output ------------------------------------------------------------ */
