@@ -92,6 +92,11 @@ static const struct sym_entry runtime_syms[] = {
 	SYM(EventDestroy, false),
 	SYM(StreamCreateWithFlags, false),
 	SYM(StreamQuery, false),
+	SYM(StreamGetDevice, false),
+	SYM(StreamGetPriority, false),
+	SYM(StreamWaitEvent, false),
+	SYM(StreamDestroy, false),
+	SYM(GetProcAddress_spt, false),
 };
 #undef SYM
 

@@ -22,6 +22,7 @@
 #include "registry.h"
 #include "runtime.h"
 #include "sem.h"
+#include "streams.h"
 #include "trace.h"
 #include "waiter.h"
 
@@ -187,6 +188,13 @@ static void at_exit(void)
 			"drain its streams", n);
 }
 
+/* The same release, earlier: before the runtime's thread_local teardown of
+ * the per-thread stream in exit() (streams.c). */
+void hx_op_release_pending_waits(void)
+{
+	at_exit();
+}
+
 
 static void op_release(struct hx_wait_op *op)
 {
@@ -291,15 +299,13 @@ static enum wait_path fall_back_locked(enum wait_path failed, hipError_t err)
 	return hx_reg.wait_path;
 }
 
-/* Is `stream` a stream the runtime knows?  Answered by hipStreamQuery,
- * which clr fails with hipErrorContextIsDestroyed (709) or
- * hipErrorInvalidHandle for a handle that names no live stream (asked in
- * Relaxed mode: runtime.h). */
+/* Is `stream` a stream the runtime knows?  Asked of an entry point that
+ * checks the handle on the loaded release, never hipStreamQuery, which
+ * answers wrongly or changes capture state on some releases and does not
+ * check at all on others (streams.c). */
 static bool stream_is_valid(hipStream_t stream)
 {
-	hipError_t err = hx_runtime_stream_query(stream);
-
-	return err == hipSuccess || err == hipErrorNotReady;
+	return hx_stream_valid(stream);
 }
 
 static hipError_t host_wait(const struct hx_wait_op *op, const void *params, hipStream_t stream)
@@ -431,6 +437,7 @@ hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsi
 	struct hx_wait_op *op;
 	struct hx_params p;
 	enum wait_path path;
+	hipStream_t target;
 	hipError_t err;
 	bool kick = false;
 
@@ -466,6 +473,10 @@ hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsi
 		err = host_wait(op, params, stream);
 		goto unref;
 	}
+	/* The stream the release accepts the wait on (streams.c). */
+	err = hx_stream_wait_prepare(what, stream, &target);
+	if (err)
+		goto unref;
 	if (hx_waiter_start(&hx_reg.dev, &waiter_ops)) {
 		err = hipErrorOperatingSystem;
 		goto unref;
@@ -478,7 +489,7 @@ hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsi
 	op->enqueued_ns = hx_trace_on ? hx_now_ns() : 0;
 	atomic_init(&op->remaining, n + 1); /* +1 until every entry is queued */
 	for (;;) {
-		err = enqueue_stream_wait(op, path, stream, &kick);
+		err = enqueue_stream_wait(op, path, target, &kick);
 		if (!err)
 			break;
 		if (err == hipErrorOutOfMemory)
@@ -499,6 +510,7 @@ hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsi
 	}
 
 	/* From here on the stream is held: every path must end in a release. */
+	err = hx_stream_wait_join(what, stream, target);
 	if (kick)
 		hx_waiter_kick();
 	hx_dbg("%s: %u semaphore(s) on stream %p, slot %u gen %llu", what, n, (void *)stream,
@@ -507,7 +519,7 @@ hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsi
 	/* Drop the guard; the op may be gone after this. */
 	if (atomic_fetch_sub_explicit(&op->remaining, 1, memory_order_acq_rel) == 1)
 		op_release(op);
-	return hipSuccess;
+	return err;
 
 unref:
 	for (unsigned i = 0; i < n; i++)

@@ -19,10 +19,6 @@
 
 #define CPUHIP_EXPORT __attribute__((visibility("default")))
 
-/* Exports the shared headers do not declare (6.x flavour). */
-hipError_t hipStreamGetDevice(hipStream_t stream, hipDevice_t *device);
-hipError_t hipGetProcAddress_spt(const char *symbol, void **pfn, int hipVersion, uint64_t flags,
-				 hipDriverProcAddressQueryResult *symbolStatus);
 
 /* Error names and strings (cpuhip_errors.c). */
 const char *cpuhip_error_name(hipError_t e);

@@ -1319,7 +1319,6 @@ static void hs_priority(hipStream_t h)
 }
 
 #if CPUHIP_ABI == 6
-hipError_t hipStreamGetDevice(hipStream_t stream, hipDevice_t *device); /* from 5.6 */
 
 static void hs_host_fn_cb(void *p)
 {
