@@ -167,6 +167,7 @@ static void at_exit(void)
 {
 	struct timespec until;
 	unsigned n = 0;
+	bool again;
 
 	/* Another thread may be inside the shim; never wait for it for long. */
 	clock_gettime(CLOCK_REALTIME, &until);
@@ -177,13 +178,14 @@ static void at_exit(void)
 	}
 	if (pthread_mutex_timedlock(&hx_reg.lock, &until) != 0)
 		return;
+	again = hx_reg.exiting; /* released already, before the runtime's teardown */
 	hx_reg.exiting = true;
 	for (struct hx_wait_op *op = hx_reg.ops; op; op = op->all_next) {
 		release_slot(op->slot, op->gen);
 		n++;
 	}
 	pthread_mutex_unlock(&hx_reg.lock);
-	if (n)
+	if (n && !again)
 		hx_warn("process exit with %u pending wait(s): released so the runtime can "
 			"drain its streams", n);
 }
