@@ -568,7 +568,8 @@ static void report_stuck_locked(struct hx_wait_op *op, int64_t now)
 			state = hx_sync_poll(&hx_reg.dev, e->sem->w.handle, 0) == 0 ? " (signaled)"
 									      : " (unsignaled)";
 		hx_warn("stuck wait: stream %p has waited %.1f s or more for %s semaphore %p (syncobj %u) "
-			"to reach %llu; current value %llu%s",
+			"to reach %llu; current value %llu%s (work queued behind it, or "
+			"hipStreamDestroy of its stream, can block the calling thread: docs/streams.md)",
 			(void *)op->stream, (double)(now - op->enqueued_ns) / 1e9,
 			e->sem->w.timeline ? "timeline" : "binary", hx_reg_handle(e->sem), e->sem->w.handle,
 			(unsigned long long)e->w.value, (unsigned long long)cur, state);
