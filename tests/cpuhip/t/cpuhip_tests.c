@@ -1259,17 +1259,18 @@ static void t_exit_pending(void)
 
 /* ---- stream handles per release ---- */
 
-/* Runs `fn` in a child: 1 if the child was killed by SIGABRT (the
- * stand-in's crash), 0 if it exited with status 0, -1 otherwise.  The
- * child's stderr says which check stopped it. */
-static int crashes(void (*fn)(hipStream_t), hipStream_t h)
+/* Runs a child process (this program again: no fork of a threaded
+ * process, which the thread sanitizer refuses) with `args`: 1 if it was
+ * killed by SIGABRT (the stand-in's crash), 0 if it exited with status 0,
+ * -1 otherwise.  The child's stderr says which check stopped it. */
+static int run_child(char *const args[])
 {
 	int st;
 	pid_t pid = fork();
 
 	if (pid == 0) {
-		fn(h);
-		_exit(failures ? 3 : 0);
+		execv("/proc/self/exe", args);
+		_exit(127);
 	}
 	if (pid < 0 || waitpid(pid, &st, 0) != pid)
 		return -1;
@@ -1277,6 +1278,8 @@ static int crashes(void (*fn)(hipStream_t), hipStream_t h)
 		return 1;
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
+
+#define crashes(fn, kind) run_child((char *const[]){ "cpuhip-tests", "child", #fn, #kind, NULL })
 
 static uint64_t *hs_mem;
 
@@ -1362,30 +1365,62 @@ static void *query_relaxed(void *p)
  * hipStreamGetPriority; every other call and release answers.  Each call
  * runs in a child so that a crash is seen as one.
  */
+static const struct {
+	const char *name;
+	void (*fn)(hipStream_t);
+} hs_calls[] = {
+	{ "hs_wait", hs_wait },
+	{ "hs_write", hs_write },
+	{ "hs_query", hs_query },
+	{ "hs_add_callback", hs_add_callback },
+	{ "hs_priority", hs_priority },
+#if CPUHIP_ABI == 6
+	{ "hs_host_fn", hs_host_fn },
+	{ "hs_get_device", hs_get_device },
+#endif
+};
+
+/* The child of run_child: `call` on a stream of `kind` (pts, dead, null). */
+static int hs_child(const char *call, const char *kind)
+{
+	hipStream_t h = NULL;
+
+	OK(hipHostMalloc((void **)&hs_mem, 64, 0));
+	if (strcmp(kind, "pts") == 0) {
+		h = hipStreamPerThread;
+	} else if (strcmp(kind, "dead") == 0) {
+		OK(hipStreamCreate(&h));
+		OK(hipStreamDestroy(h));
+	}
+	for (size_t i = 0; i < sizeof(hs_calls) / sizeof(hs_calls[0]); i++)
+		if (strcmp(hs_calls[i].name, call) == 0)
+			hs_calls[i].fn(h);
+	return failures ? 3 : 0;
+}
+
 static void t_stream_handles(void)
 {
 	int r = rel();
 	bool r52 = r < 503, dev = r >= 799;
 	hipStream_t dead;
 
-	OK(hipHostMalloc((void **)&hs_mem, 64, 0));
 	OK(hipStreamCreate(&dead));
 	OK(hipStreamDestroy(dead));
-	CHECK(crashes(hs_wait, hipStreamPerThread) == r52);
-	CHECK(crashes(hs_write, hipStreamPerThread) == r52);
+	CHECK(crashes(hs_wait, pts) == r52);
+	CHECK(crashes(hs_write, pts) == r52);
 	CHECK(crashes(hs_wait, dead) == r52);
 	CHECK(crashes(hs_write, dead) == r52);
-	CHECK(crashes(hs_wait, NULL) == 0);
+	CHECK(crashes(hs_wait, null) == 0);
 	CHECK(crashes(hs_query, dead) == dev);
 	CHECK(crashes(hs_add_callback, dead) == dev);
 	CHECK(crashes(hs_priority, dead) == dev);
-	CHECK(crashes(hs_query, hipStreamPerThread) == 0);
-	CHECK(crashes(hs_add_callback, hipStreamPerThread) == 0);
-	CHECK(crashes(hs_priority, hipStreamPerThread) == 0);
+	CHECK(crashes(hs_query, pts) == 0);
+	CHECK(crashes(hs_add_callback, pts) == 0);
+	CHECK(crashes(hs_priority, pts) == 0);
 #if CPUHIP_ABI == 6
 	int d = 7;
 	CHECK(crashes(hs_host_fn, dead) == dev);
-	CHECK(crashes(hs_host_fn, hipStreamPerThread) == 0);
+	CHECK(crashes(hs_host_fn, pts) == 0);
 	/* hipStreamGetDevice checks on every release that has it */
 	CHECK(crashes(hs_get_device, dead) == 0);
 	CHECK_ERR(hipStreamGetDevice(dead, &d), hipErrorContextIsDestroyed);
@@ -1417,7 +1452,6 @@ static void t_stream_handles(void)
 	OK(hipStreamDestroy(cap));
 	OK(hipStreamDestroy(other));
 #endif
-	OK(hipHostFree(hs_mem));
 }
 
 /* The per-thread stream is torn down by a thread-local destructor that
@@ -1433,7 +1467,7 @@ static void *pts_work_thread(void *p)
 
 static void t_pts_teardown(void)
 {
-	uint32_t *v, *never;
+	uint32_t *v;
 	double t0;
 	pthread_t t;
 	pid_t pid;
@@ -1450,22 +1484,31 @@ static void t_pts_teardown(void)
 
 	/* exit() with a never-satisfied wait on the per-thread stream: the
 	 * destructor blocks (as on ROCm), so the child is still there. */
-	OK(hipHostMalloc((void **)&never, sizeof(*never), 0));
-	*never = 0;
 	pid = fork();
 	if (pid == 0) {
-		if (rel() >= 503)
-			hipStreamWaitValue32(hipStreamPerThread, never, 1, hipStreamWaitValueEq, ~0u);
-		else
-			cpuhipTestEnqueueDelay(hipStreamPerThread, 60000000);
-		exit(0);
+		execl("/proc/self/exe", "cpuhip-tests", "child-exit", (char *)NULL);
+		_exit(127);
 	}
 	sleep_ms(500);
 	CHECK(waitpid(pid, &st, WNOHANG) == 0);
 	kill(pid, SIGKILL);
 	waitpid(pid, &st, 0);
-	OK(hipHostFree(never));
 	OK(hipHostFree(v));
+}
+
+/* The child of pts_teardown: exit() with a never-satisfied wait on the
+ * per-thread stream (5.2: a long delay, its wait taking no such stream). */
+static int exit_child(void)
+{
+	uint32_t *never;
+
+	OK(hipHostMalloc((void **)&never, sizeof(*never), 0));
+	*never = 0;
+	if (rel() >= 503)
+		OK(hipStreamWaitValue32(hipStreamPerThread, never, 1, hipStreamWaitValueEq, ~0u));
+	else
+		OK(cpuhipTestEnqueueDelay(hipStreamPerThread, 60000000));
+	exit(0);
 }
 
 /* ---- test-only fault modes (CPUHIP_BROKEN) ---- */
@@ -1591,6 +1634,10 @@ int main(int argc, char **argv)
 			printf("%s\n", cases[i].name);
 		return 0;
 	}
+	if (strcmp(argv[1], "child") == 0 && argc == 4)
+		return hs_child(argv[2], argv[3]);
+	if (strcmp(argv[1], "child-exit") == 0)
+		return exit_child();
 	if (strcmp(argv[1], "hw_queues") == 0) {
 		t_hw_queues(argc > 2 && strcmp(argv[2], "shared") == 0);
 	} else {
