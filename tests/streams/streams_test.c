@@ -44,13 +44,11 @@ static hipExternalSemaphore_t make_sem(uint32_t *h, bool timeline)
 	return s;
 }
 
-/* A write of `v` to *flag queued on the stream, by a copy: 5.2's stream
- * write does not take hipStreamPerThread. */
-static const uint64_t values[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 };
-
+/* A write of `v` to *flag queued on the stream (hxtest.h: by a copy on
+ * 5.2's hipStreamPerThread). */
 static void mark(hipStream_t st, uint64_t *flag, unsigned v)
 {
-	HIPCHECK(hipMemcpyAsync(flag, &values[v], sizeof(values[v]), hipMemcpyHostToHost, st));
+	stream_mark(st, flag, v);
 }
 
 static void pts(bool timeline)
