@@ -100,6 +100,9 @@ struct hx_runtime {
 	__typeof__(hipGetProcAddress) *GetProcAddress_spt;
 
 	enum hx_abi abi;
+	/* exports an entry point newer than 6.2 (a node from hip_6.4 on, or
+	 * the development tree's hipGetProcAddress_spt): streams.c */
+	bool newer_than_6_2;
 	int version;            /* hipRuntimeGetVersion, 0 if unknown */
 	char path[256];         /* file the runtime was loaded from */
 	bool ok;                /* every required symbol was found */

@@ -38,15 +38,20 @@
 #if CPUHIP_ABI == 5
 #define RUNTIME_VERSION 50221153 /* HIP 5.2.21153, Debian's libamdhip64-5 */
 #define DEFAULT_RELEASE 502
+#elif defined(CPUHIP_DEV_TREE)
+#define RUNTIME_VERSION 79900000 /* above every 7.x played; the tree's own number is not modelled */
+#define DEFAULT_RELEASE 799
 #else
 #define RUNTIME_VERSION 60342134 /* HIP 6.3.42134 */
 #define DEFAULT_RELEASE 603
 #endif
 
-/* CPUHIP_ROCM=dev: the development tree of clr (rocm-systems
- * projects/clr at 02bb78cf), newer than every numbered release the abi6
- * flavour plays.  Which release first has its behaviour is not known, so
- * it is played under its own name, never under a number. */
+/* The development tree of clr (rocm-systems projects/clr at 02bb78cf),
+ * newer than every numbered release the abi6 flavour plays: the abi6dev
+ * build, whose exports add the tree's later entry points, plays it by
+ * default (CPUHIP_ROCM=dev names it there).  Which release first has its
+ * behaviour is not known, so it is played under its own name, never under
+ * a number. */
 #define RELEASE_DEV 799
 
 #define WAIT_VALUE_SPIN_NS 20000
@@ -407,15 +412,21 @@ static int parse_release(const char *e)
 
 	if (!e || !*e)
 		return DEFAULT_RELEASE;
-	if (CPUHIP_ABI == 6 && strcmp(e, "dev") == 0)
-		return RELEASE_DEV;
+	if (strcmp(e, "dev") == 0) {
+		if (DEFAULT_RELEASE == RELEASE_DEV)
+			return RELEASE_DEV;
+		fprintf(stderr, "cpuhip: CPUHIP_ROCM=dev is played by the abi6dev build (its exports "
+			"differ); playing %d.%d\n", DEFAULT_RELEASE / 100, DEFAULT_RELEASE % 100);
+		return DEFAULT_RELEASE;
+	}
 	if (sscanf(e, "%u.%u", &major, &minor) != 2 || minor > 99) {
 		fprintf(stderr, "cpuhip: CPUHIP_ROCM=%s is not M.m; playing %d.%d\n", e,
 			DEFAULT_RELEASE / 100, DEFAULT_RELEASE % 100);
 		return DEFAULT_RELEASE;
 	}
 	rel = (int)(major * 100 + minor);
-	if ((CPUHIP_ABI == 5 && major != 5) || (CPUHIP_ABI == 6 && (major < 6 || major > 7))) {
+	if ((CPUHIP_ABI == 5 && major != 5) || (CPUHIP_ABI == 6 && (major < 6 || major > 7)) ||
+	    DEFAULT_RELEASE == RELEASE_DEV) {
 		fprintf(stderr, "cpuhip: CPUHIP_ROCM=%s does not match the abi%d flavour; playing %d.%d\n",
 			e, CPUHIP_ABI, DEFAULT_RELEASE / 100, DEFAULT_RELEASE % 100);
 		return DEFAULT_RELEASE;
@@ -437,8 +448,6 @@ static int runtime_version(void)
 	ensure_init();
 	if (release == DEFAULT_RELEASE)
 		return RUNTIME_VERSION;
-	if (release == RELEASE_DEV)
-		return 79900000; /* above every 7.x played; the tree's own number is not modelled */
 	return (release / 100) * 10000000 + (release % 100) * 100000;
 }
 
@@ -2129,17 +2138,19 @@ CPUHIP_EXPORT hipError_t hipGetProcAddress(const char *symbol, void **pfn, int h
 	return get_proc_address(symbol, pfn, hipVersion, flags, symbolStatus, false);
 }
 
+#ifdef CPUHIP_DEV_TREE
 /* The development tree after 7.2 adds hipGetProcAddress_spt, the lookup
  * of per-thread-default-stream builds: the NAME_spt form first, as the
  * per-thread flag does (its node, hip_7.2, as a loader's symbol test of
- * that tree expects it; Debian's 7.2.4 does not export it).  The flavour
- * exports it for every release it plays. */
+ * that tree expects it; Debian's 7.2.4 does not export it).  Only the
+ * abi6dev build exports it. */
 CPUHIP_EXPORT hipError_t hipGetProcAddress_spt(const char *symbol, void **pfn, int hipVersion,
 					       uint64_t flags,
 					       hipDriverProcAddressQueryResult *symbolStatus)
 {
 	return get_proc_address(symbol, pfn, hipVersion, flags, symbolStatus, true);
 }
+#endif
 
 static hipError_t get_proc_address(const char *symbol, void **pfn, int hipVersion,
 				   uint64_t flags, hipDriverProcAddressQueryResult *symbolStatus,

@@ -34,7 +34,9 @@ static const struct {
 	PROC(hipGetErrorString),
 	PROC(hipGetLastError),
 	PROC(hipGetProcAddress),
+#ifdef CPUHIP_DEV_TREE
 	PROC(hipGetProcAddress_spt),
+#endif
 	PROC(hipHostFree),
 	PROC(hipHostMalloc),
 	PROC(hipExtMallocWithFlags),
