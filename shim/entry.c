@@ -244,6 +244,14 @@ HX_EXPORT hipError_t hipGetProcAddress(const char *symbol, void **pfn, int hipVe
 	return hx_intercept_get_proc_address(symbol, pfn, hipVersion, flags, symbolStatus);
 }
 
+/* The development tree's per-thread-stream lookup (after 7.2). */
+HX_EXPORT hipError_t hipGetProcAddress_spt(const char *symbol, void **pfn, int hipVersion,
+					   uint64_t flags,
+					   hipDriverProcAddressQueryResult *symbolStatus)
+{
+	return hx_intercept_get_proc_address_spt(symbol, pfn, hipVersion, flags, symbolStatus);
+}
+
 HX_EXPORT hipError_t hipGetDriverEntryPoint(const char *symbol, void **funcPtr,
 					    unsigned long long flags, int *driverStatus)
 {
@@ -302,6 +310,7 @@ HX_SELF(hipGraphNodeSetParams);
 HX_SELF(hipGraphExecNodeSetParams);
 HX_SELF(hipGetDevicePropertiesR0600);
 HX_SELF(hipGetProcAddress);
+HX_SELF(hipGetProcAddress_spt);
 HX_SELF(hipGetDriverEntryPoint);
 HX_SELF(hipGetDriverEntryPoint_spt);
 
@@ -340,6 +349,7 @@ const struct hx_export hx_exports[] = {
 	EXP(hipGraphExecNodeSetParams, "hip_6.2"),
 	EXP(hipGetDevicePropertiesR0600, "hip_6.0"),
 	EXP(hipGetProcAddress, "hip_6.1"),
+	EXP(hipGetProcAddress_spt, "hip_7.2"),
 	EXP(hipGetDriverEntryPoint, "hip_7.1"),
 	EXP(hipGetDriverEntryPoint_spt, "hip_7.1"),
 	{ NULL, NULL, NULL },

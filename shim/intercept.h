@@ -33,6 +33,10 @@ void *hx_intercept_replacement(const void *runtime_fn);
 
 hipError_t hx_intercept_get_proc_address(const char *symbol, void **pfn, int hipVersion,
 					 uint64_t flags, hipDriverProcAddressQueryResult *status);
+/* hipGetProcAddress_spt (the development tree after 7.2): the same swap. */
+hipError_t hx_intercept_get_proc_address_spt(const char *symbol, void **pfn, int hipVersion,
+					     uint64_t flags,
+					     hipDriverProcAddressQueryResult *status);
 hipError_t hx_intercept_get_driver_entry_point(const char *symbol, void **pfn,
 					       unsigned long long flags, int *status, bool spt);
 hipError_t hx_intercept_device_props_r0600(void *prop, int device);

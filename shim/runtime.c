@@ -93,8 +93,18 @@ static const struct sym_entry runtime_syms[] = {
 	SYM(EventDestroy, false),
 	SYM(StreamCreateWithFlags, false),
 	SYM(StreamQuery, false),
+	SYM(StreamGetDevice, false),
+	SYM(StreamGetPriority, false),
+	SYM(StreamWaitEvent, false),
+	SYM(StreamDestroy, false),
+	SYM(GetProcAddress_spt, false),
 };
 #undef SYM
+
+static const char *const newer_syms[] = {
+	"hipStreamBatchMemOp", "hipEventRecordWithFlags", "hipLaunchKernelExC",
+	"hipGetDriverEntryPoint", "hipStreamGetId", "hipGetProcAddress_spt",
+};
 
 static void *find_handle(void)
 {
@@ -175,6 +185,15 @@ static void resolve(void)
 	}
 	if (!hx_rt.ok)
 		return;
+	/* Entry points of clr's nodes after hip_6.2 (hip_hcc.map.in: hip_6.4
+	 * hipStreamBatchMemOp and hipEventRecordWithFlags, hip_6.5
+	 * hipLaunchKernelExC, hip_7.1 hipGetDriverEntryPoint and
+	 * hipStreamGetId) and the development tree's hipGetProcAddress_spt:
+	 * a runtime newer than 6.2, where the stream checks of some calls may be
+	 * gone (streams.c). */
+	for (size_t i = 0; i < sizeof(newer_syms) / sizeof(newer_syms[0]); i++)
+		if (dlsym(handle, newer_syms[i]))
+			hx_rt.newer_than_6_2 = true;
 
 	if (dladdr((void *)hx_rt.StreamWaitValue64, &info) && info.dli_fname) {
 		snprintf(hx_rt.path, sizeof(hx_rt.path), "%s", info.dli_fname);

@@ -16,6 +16,8 @@
 #include "hipextsem/hip_graph.h"
 
 typedef hipError_t (*hx_stream_is_capturing_fn)(hipStream_t stream, int *status);
+/* hipStreamGetDevice (5.6+; streams.c) */
+typedef hipError_t (*hx_stream_get_device_fn)(hipStream_t stream, hipDevice_t *device);
 
 struct hx_runtime {
 	/* required */
@@ -88,8 +90,19 @@ struct hx_runtime {
 	__typeof__(hipEventDestroy) *EventDestroy;
 	__typeof__(hipStreamCreateWithFlags) *StreamCreateWithFlags;
 	__typeof__(hipStreamQuery) *StreamQuery;
+	/* optional: the stream checks and the 5.2 per-thread-stream wait
+	 * (streams.c) */
+	hx_stream_get_device_fn StreamGetDevice;
+	__typeof__(hipStreamGetPriority) *StreamGetPriority;
+	__typeof__(hipStreamWaitEvent) *StreamWaitEvent;
+	__typeof__(hipStreamDestroy) *StreamDestroy;
+	/* optional: the development tree's per-thread lookup (procaddr.c) */
+	__typeof__(hipGetProcAddress) *GetProcAddress_spt;
 
 	enum hx_abi abi;
+	/* exports an entry point newer than 6.2 (a node from hip_6.4 on, or
+	 * the development tree's hipGetProcAddress_spt): streams.c */
+	bool newer_than_6_2;
 	int version;            /* hipRuntimeGetVersion, 0 if unknown */
 	char path[256];         /* file the runtime was loaded from */
 	bool ok;                /* every required symbol was found */

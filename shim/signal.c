@@ -16,6 +16,7 @@
 #include "registry.h"
 #include "runtime.h"
 #include "sem.h"
+#include "streams.h"
 #include "trace.h"
 
 /* Signals `sem` (at `value` if it is a timeline); a failure is logged. */
@@ -119,6 +120,10 @@ hipError_t hx_op_signal(const hipExternalSemaphore_t *hs, const void *params, un
 	if (bad_value >= 0)
 		err = check_signal_value(what, hs[bad_value], op->entries[bad_value].sem,
 					 op->entries[bad_value].value);
+	/* A stream the release's host-function call might use unchecked
+	 * (streams.c) is refused before it gets there. */
+	if (!err)
+		err = hx_stream_check_signal(what, stream);
 	/* Capture was dealt with by the caller (graph_signal.c): a captured
 	 * signal becomes a graph host node there. */
 	if (!err) {

@@ -22,6 +22,7 @@
 #include "registry.h"
 #include "runtime.h"
 #include "sem.h"
+#include "streams.h"
 #include "trace.h"
 #include "waiter.h"
 
@@ -166,6 +167,7 @@ static void at_exit(void)
 {
 	struct timespec until;
 	unsigned n = 0;
+	bool again;
 
 	/* Another thread may be inside the shim; never wait for it for long. */
 	clock_gettime(CLOCK_REALTIME, &until);
@@ -176,15 +178,23 @@ static void at_exit(void)
 	}
 	if (pthread_mutex_timedlock(&hx_reg.lock, &until) != 0)
 		return;
+	again = hx_reg.exiting; /* released already, before the runtime's teardown */
 	hx_reg.exiting = true;
 	for (struct hx_wait_op *op = hx_reg.ops; op; op = op->all_next) {
 		release_slot(op->slot, op->gen);
 		n++;
 	}
 	pthread_mutex_unlock(&hx_reg.lock);
-	if (n)
+	if (n && !again)
 		hx_warn("process exit with %u pending wait(s): released so the runtime can "
 			"drain its streams", n);
+}
+
+/* The same release, earlier: before the runtime's thread_local teardown of
+ * the per-thread stream in exit() (streams.c). */
+void hx_op_release_pending_waits(void)
+{
+	at_exit();
 }
 
 
@@ -291,15 +301,13 @@ static enum wait_path fall_back_locked(enum wait_path failed, hipError_t err)
 	return hx_reg.wait_path;
 }
 
-/* Is `stream` a stream the runtime knows?  Answered by hipStreamQuery,
- * which clr fails with hipErrorContextIsDestroyed (709) or
- * hipErrorInvalidHandle for a handle that names no live stream (asked in
- * Relaxed mode: runtime.h). */
+/* Is `stream` a stream the runtime knows?  Asked of an entry point that
+ * checks the handle on the loaded release, never hipStreamQuery, which
+ * answers wrongly or changes capture state on some releases and does not
+ * check at all on others (streams.c). */
 static bool stream_is_valid(hipStream_t stream)
 {
-	hipError_t err = hx_runtime_stream_query(stream);
-
-	return err == hipSuccess || err == hipErrorNotReady;
+	return hx_stream_valid(stream);
 }
 
 static hipError_t host_wait(const struct hx_wait_op *op, const void *params, hipStream_t stream)
@@ -437,6 +445,7 @@ hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsi
 	struct hx_wait_op *op;
 	struct hx_params p;
 	enum wait_path path;
+	hipStream_t target;
 	hipError_t err;
 	bool kick = false;
 
@@ -472,6 +481,10 @@ hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsi
 		err = host_wait(op, params, stream);
 		goto unref;
 	}
+	/* The stream the release accepts the wait on (streams.c). */
+	err = hx_stream_wait_prepare(what, stream, &target);
+	if (err)
+		goto unref;
 	if (hx_waiter_start(&hx_reg.dev, &waiter_ops)) {
 		err = hipErrorOperatingSystem;
 		goto unref;
@@ -484,7 +497,7 @@ hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsi
 	op->enqueued_ns = hx_trace_on ? hx_now_ns() : 0;
 	atomic_init(&op->remaining, n + 1); /* +1 until every entry is queued */
 	for (;;) {
-		err = enqueue_stream_wait(op, path, stream, &kick);
+		err = enqueue_stream_wait(op, path, target, &kick);
 		if (!err)
 			break;
 		if (err == hipErrorOutOfMemory)
@@ -505,6 +518,7 @@ hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsi
 	}
 
 	/* From here on the stream is held: every path must end in a release. */
+	err = hx_stream_wait_join(what, stream, target);
 	if (kick)
 		hx_waiter_kick();
 	hx_dbg("%s: %u semaphore(s) on stream %p, slot %u gen %llu", what, n, (void *)stream,
@@ -513,7 +527,7 @@ hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsi
 	/* Drop the guard; the op may be gone after this. */
 	if (atomic_fetch_sub_explicit(&op->remaining, 1, memory_order_acq_rel) == 1)
 		op_release(op);
-	return hipSuccess;
+	return err;
 
 unref:
 	for (unsigned i = 0; i < n; i++)
@@ -560,7 +574,8 @@ static void report_stuck_locked(struct hx_wait_op *op, int64_t now)
 			state = hx_sync_poll(&hx_reg.dev, e->sem->w.handle, 0) == 0 ? " (signaled)"
 									      : " (unsignaled)";
 		hx_warn("stuck wait: stream %p has waited %.1f s or more for %s semaphore %p (syncobj %u) "
-			"to reach %llu; current value %llu%s",
+			"to reach %llu; current value %llu%s (work queued behind it, or "
+			"hipStreamDestroy of its stream, can block the calling thread: docs/streams.md)",
 			(void *)op->stream, (double)(now - op->enqueued_ns) / 1e9,
 			e->sem->w.timeline ? "timeline" : "binary", hx_reg_handle(e->sem), e->sem->w.handle,
 			(unsigned long long)e->w.value, (unsigned long long)cur, state);

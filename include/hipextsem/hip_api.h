@@ -171,6 +171,11 @@ hipError_t hipGetDeviceProperties(struct hx_device_prop_v5 *prop, int deviceId);
 hipError_t hipGetDevicePropertiesR0600(struct hx_device_prop_r0600 *prop, int deviceId);
 hipError_t hipStreamGetPriority(hipStream_t stream, int *priority);
 hipError_t hipDeviceGetStreamPriorityRange(int *leastPriority, int *greatestPriority);
+/* hipGetProcAddress_spt: the development tree after 7.2 (not in Debian's
+ * 7.2.4); hipStreamGetDevice: 5.6 on. */
+hipError_t hipGetProcAddress_spt(const char *symbol, void **pfn, int hipVersion, uint64_t flags,
+				 hipDriverProcAddressQueryResult *symbolStatus);
+hipError_t hipStreamGetDevice(hipStream_t stream, hipDevice_t *device);
 
 #ifdef __cplusplus
 }

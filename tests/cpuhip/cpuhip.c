@@ -38,10 +38,21 @@
 #if CPUHIP_ABI == 5
 #define RUNTIME_VERSION 50221153 /* HIP 5.2.21153, Debian's libamdhip64-5 */
 #define DEFAULT_RELEASE 502
+#elif defined(CPUHIP_DEV_TREE)
+#define RUNTIME_VERSION 79900000 /* above every 7.x played; the tree's own number is not modelled */
+#define DEFAULT_RELEASE 799
 #else
 #define RUNTIME_VERSION 60342134 /* HIP 6.3.42134 */
 #define DEFAULT_RELEASE 603
 #endif
+
+/* The development tree of clr (rocm-systems projects/clr at 02bb78cf),
+ * newer than every numbered release the abi6 flavour plays: the abi6dev
+ * build, whose exports add the tree's later entry points, plays it by
+ * default (CPUHIP_ROCM=dev names it there).  Which release first has its
+ * behaviour is not known, so it is played under its own name, never under
+ * a number. */
+#define RELEASE_DEV 799
 
 #define WAIT_VALUE_SPIN_NS 20000
 #define WAIT_VALUE_MAX_SLEEP_US 150
@@ -192,7 +203,6 @@ static struct {
 	struct alloc *allocs;
 	size_t nallocs, cap_allocs;
 
-	pthread_key_t pts_key;
 	bool no_wait_value; /* CPUHIP_NO_STREAM_WAIT_VALUE=1 */
 	bool attrs_zero;    /* CPUHIP_DEVICE_ATTRS=zero */
 	bool cp_wait;       /* GPU_STREAMOPS_CP_WAIT=1 */
@@ -259,6 +269,27 @@ static hipError_t ret(hipError_t e)
 }
 
 /*
+ * A stream handle a release uses without checking it (a cast to
+ * hip::Stream*): a destroyed or bogus handle, or hipStreamPerThread where
+ * the release does not resolve it, is a segfault or a use-after-free on
+ * ROCm.  The stand-in stops loudly at the same point instead, so that a
+ * test sees the crash the real runtime would have.  `where` names the
+ * release's function that uses the handle unchecked.
+ */
+static void crash_on_handle(const char *call, hipStream_t h, const char *where)
+{
+	if (release == RELEASE_DEV)
+		fprintf(stderr, "cpuhip: %s(stream %p) on the clr development tree: %s uses the handle "
+			"unchecked; a real runtime crashes here\n", call, (void *)h, where);
+	else
+		fprintf(stderr, "cpuhip: %s(stream %p) on ROCm %d.%d: %s uses the handle unchecked; a "
+			"real runtime crashes here\n", call, (void *)h, release / 100, release % 100,
+			where);
+	fflush(stderr);
+	abort();
+}
+
+/*
  * Test-only fault modes (CPUHIP_BROKEN), so that tools which claim to
  * detect a broken device can be shown to detect one.  Each plays one way a
  * real device or runtime can fail the stream contract the shim relies on:
@@ -308,11 +339,33 @@ static enum broken_mode broken_mode(void)
 static void stream_unref_locked(struct stream *s);
 static void ensure_init(void);
 
+static void wait_stream_locked(struct stream *s, uint64_t seq);
+
+/*
+ * A thread's per-thread stream goes away with the thread, as the runtime's
+ * does: hipamd rocm-5.2.3 keeps it in a thread_local `stream_per_thread`
+ * whose destructor (`stream_per_thread::~stream_per_thread`,
+ * src/hip_stream.cpp) destroys the stream; clr's newer trees keep it in the
+ * thread_local `TlsAggregator` (hip_internal.hpp).  Destroying the stream
+ * waits for its pending work (ROCclr `HostQueue::terminate` enqueues a
+ * marker and `awaitCompletion`s it).  A C++ thread_local's destructor is
+ * registered with __cxa_thread_atexit_impl when the object is first
+ * constructed, and glibc runs those destructors at a thread's end and in
+ * exit() (for the thread that calls it, before the atexit handlers), in
+ * reverse order of registration.  So the destructor below is registered
+ * the same way, when the per-thread stream is created, and blocks until
+ * the stream's work is done: a never-satisfied wait on it hangs the
+ * thread's end, or exit(), as on ROCm.
+ */
+extern int __cxa_thread_atexit_impl(void (*fn)(void *), void *obj, void *dso_symbol);
+extern void *__dso_handle;
+
 static void pts_destructor(void *p)
 {
 	struct stream *s = p;
 	pthread_mutex_lock(&g.lock);
-	/* Unlink from the registry; pending work still drains. */
+	wait_stream_locked(s, s->last_enq);
+	/* Unlink from the registry. */
 	for (struct stream **pp = &g.streams; *pp; pp = &(*pp)->next_live) {
 		if (*pp == s) {
 			*pp = s->next_live;
@@ -326,6 +379,7 @@ static void pts_destructor(void *p)
 		s->q->users--;
 	stream_unref_locked(s);
 	pthread_mutex_unlock(&g.lock);
+	tls_per_thread = NULL;
 }
 
 static struct stream *stream_new_locked(unsigned int flags, int priority, bool is_null);
@@ -358,13 +412,21 @@ static int parse_release(const char *e)
 
 	if (!e || !*e)
 		return DEFAULT_RELEASE;
+	if (strcmp(e, "dev") == 0) {
+		if (DEFAULT_RELEASE == RELEASE_DEV)
+			return RELEASE_DEV;
+		fprintf(stderr, "cpuhip: CPUHIP_ROCM=dev is played by the abi6dev build (its exports "
+			"differ); playing %d.%d\n", DEFAULT_RELEASE / 100, DEFAULT_RELEASE % 100);
+		return DEFAULT_RELEASE;
+	}
 	if (sscanf(e, "%u.%u", &major, &minor) != 2 || minor > 99) {
 		fprintf(stderr, "cpuhip: CPUHIP_ROCM=%s is not M.m; playing %d.%d\n", e,
 			DEFAULT_RELEASE / 100, DEFAULT_RELEASE % 100);
 		return DEFAULT_RELEASE;
 	}
 	rel = (int)(major * 100 + minor);
-	if ((CPUHIP_ABI == 5 && major != 5) || (CPUHIP_ABI == 6 && (major < 6 || major > 7))) {
+	if ((CPUHIP_ABI == 5 && major != 5) || (CPUHIP_ABI == 6 && (major < 6 || major > 7)) ||
+	    DEFAULT_RELEASE == RELEASE_DEV) {
 		fprintf(stderr, "cpuhip: CPUHIP_ROCM=%s does not match the abi%d flavour; playing %d.%d\n",
 			e, CPUHIP_ABI, DEFAULT_RELEASE / 100, DEFAULT_RELEASE % 100);
 		return DEFAULT_RELEASE;
@@ -393,7 +455,6 @@ static void global_init(void)
 {
 	cond_init_mono(&g.progress);
 	cond_init_mono(&g.cb_work);
-	pthread_key_create(&g.pts_key, pts_destructor);
 	const char *e = getenv("GPU_MAX_HW_QUEUES");
 	if (e && *e) {
 		long n = strtol(e, NULL, 10);
@@ -615,7 +676,7 @@ static struct stream *per_thread_stream_locked(void)
 			return NULL;
 		s->per_thread = true;
 		tls_per_thread = s;
-		pthread_setspecific(g.pts_key, s);
+		__cxa_thread_atexit_impl(pts_destructor, s, &__dso_handle);
 	}
 	return tls_per_thread;
 }
@@ -1294,6 +1355,21 @@ CPUHIP_EXPORT hipError_t hipStreamQuery(hipStream_t h)
 	hipError_t e = !s ? STREAM_GONE : stream_idle_locked(s) ? hipSuccess
 									   : hipErrorNotReady;
 	pthread_mutex_unlock(&g.lock);
+	/* The development tree's hipStreamQuery_common (rocm-systems
+	 * projects/clr/hipamd/src/hip_stream.cpp at 02bb78cf) uses the handle
+	 * without hip::isValid. */
+	if (!s && release == RELEASE_DEV)
+		crash_on_handle("hipStreamQuery", h, "hipStreamQuery_common");
+	/* 5.5.0 to 6.0.x: Stream::StreamCaptureOngoing asks the queried
+	 * stream's own capture mode, Global for a stream not capturing, so any
+	 * live Global capture in the process makes the query of any other
+	 * stream answer hipErrorStreamCaptureUnsupported, whatever the calling
+	 * thread's mode (clr rocm-5.7.1 hip_stream.cpp; the thread's Relaxed
+	 * mode is honoured from 6.1, clr 59a6a6c12).  Only 6.0 of these is
+	 * played by a flavour with capture (abi6). */
+	if (s && h && h != hipStreamLegacy && release < 601 && cpuhip_capture_status(h) == 0 &&
+	    cpuhip_capture_global_live())
+		return ret(hipErrorStreamCaptureUnsupported);
 	if (s && cpuhip_capture_ongoing(h))
 		e = hipErrorStreamCaptureUnsupported;
 	return ret(e);
@@ -1324,8 +1400,31 @@ CPUHIP_EXPORT hipError_t hipStreamGetPriority(hipStream_t h, int *priority)
 	if (s)
 		*priority = s->priority;
 	pthread_mutex_unlock(&g.lock);
+	/* Development tree: hipStreamGetPriority_common (hip_stream.cpp at
+	 * 02bb78cf) reads the priority through the handle unchecked. */
+	if (!s && release == RELEASE_DEV)
+		crash_on_handle("hipStreamGetPriority", h, "hipStreamGetPriority_common");
 	return ret(s ? hipSuccess : STREAM_GONE);
 }
+
+#if CPUHIP_ABI == 6
+/* hipStreamGetDevice (from 5.6; exported in node hip_4.2 as in clr's
+ * hip_hcc.map.in): a NULL out pointer -> hipErrorInvalidValue, then
+ * hip::isValid (709), which it keeps in the development tree; the null
+ * stream answers the current device, hipStreamPerThread is resolved
+ * (hip_stream.cpp, rocm-6.2.2 and the tree at 02bb78cf alike).  It reads
+ * no capture state. */
+CPUHIP_EXPORT hipError_t hipStreamGetDevice(hipStream_t h, hipDevice_t *device)
+{
+	ensure_init();
+	if (!device)
+		return ret(hipErrorInvalidValue);
+	if (!cpuhip_stream_valid(h))
+		return ret(STREAM_GONE);
+	*device = tls_device;
+	return ret(hipSuccess);
+}
+#endif
 
 static hipError_t add_callback(hipStream_t h, enum cmd_kind kind, hipStreamCallback_t fn,
 			       hipHostFn_t hfn, void *data)
@@ -1355,11 +1454,21 @@ static hipError_t add_callback(hipStream_t h, enum cmd_kind kind, hipStreamCallb
 
 /* clr: a NULL callback or flags != 0 -> hipErrorInvalidValue, then the
  * stream (709) (hipStreamAddCallback_common, hip_stream.cpp). */
+/* The development tree's streamCallback_common (hip_stream.cpp at
+ * 02bb78cf), behind hipStreamAddCallback and hipLaunchHostFunc, uses the
+ * handle without hip::isValid. */
+static void dev_callback_check(const char *call, hipStream_t h)
+{
+	if (cpuhip_release() == RELEASE_DEV && !cpuhip_stream_valid(h))
+		crash_on_handle(call, h, "streamCallback_common");
+}
+
 CPUHIP_EXPORT hipError_t hipStreamAddCallback(hipStream_t h, hipStreamCallback_t fn, void *data,
 					      unsigned int flags)
 {
 	if (!fn || flags != 0)
 		return ret(hipErrorInvalidValue);
+	dev_callback_check("hipStreamAddCallback", h);
 	return ret(add_callback(h, CMD_CALLBACK, fn, NULL, data));
 }
 
@@ -1370,6 +1479,7 @@ CPUHIP_EXPORT hipError_t hipLaunchHostFunc(hipStream_t h, hipHostFn_t fn, void *
 	 * -> hipErrorStreamCaptureInvalidated. */
 	if (!fn)
 		return ret(hipErrorInvalidValue);
+	dev_callback_check("hipLaunchHostFunc", h);
 	int st = cpuhip_capture_status(h);
 	if (st == 1)
 		return ret(cpuhip_capture_host_fn(h, fn, data));
@@ -1435,6 +1545,13 @@ static hipError_t check_stream_op(hipStream_t h, const void *ptr, size_t len, bo
 
 	if (!ptr)
 		return hipErrorInvalidValue;
+	/* hipamd rocm-5.2.3 src/hip_stream_ops.cpp ihipStreamOperation has no
+	 * stream check: hip::getQueue (src/hip_context.cpp) casts the handle to
+	 * hip::Stream*, which neither resolves hipStreamPerThread nor knows a
+	 * destroyed stream.  hipamd 45a715c8 (5.3) added hip::isValid here. */
+	if (release < 503 && (h == hipStreamPerThread || !cpuhip_stream_valid(h)))
+		crash_on_handle(wait ? "hipStreamWaitValue" : "hipStreamWriteValue", h,
+				"hipamd rocm-5.2.3 ihipStreamOperation (hip::getQueue)");
 	if (!cpuhip_stream_valid(h))
 		return STREAM_GONE;
 	if (!find_alloc(ptr, len, &signal))
@@ -2010,9 +2127,34 @@ CPUHIP_EXPORT hipError_t hipDestroyExternalSemaphore(hipExternalSemaphore_t sem)
 /* hipGetProcAddress (6.1+)                                            */
 
 #if CPUHIP_ABI == 6
+static hipError_t get_proc_address(const char *symbol, void **pfn, int hipVersion,
+				   uint64_t flags, hipDriverProcAddressQueryResult *symbolStatus,
+				   bool force_spt);
+
 CPUHIP_EXPORT hipError_t hipGetProcAddress(const char *symbol, void **pfn, int hipVersion,
 					   uint64_t flags,
 					   hipDriverProcAddressQueryResult *symbolStatus)
+{
+	return get_proc_address(symbol, pfn, hipVersion, flags, symbolStatus, false);
+}
+
+#ifdef CPUHIP_DEV_TREE
+/* The development tree after 7.2 adds hipGetProcAddress_spt, the lookup
+ * of per-thread-default-stream builds: the NAME_spt form first, as the
+ * per-thread flag does (its node, hip_7.2, as a loader's symbol test of
+ * that tree expects it; Debian's 7.2.4 does not export it).  Only the
+ * abi6dev build exports it. */
+CPUHIP_EXPORT hipError_t hipGetProcAddress_spt(const char *symbol, void **pfn, int hipVersion,
+					       uint64_t flags,
+					       hipDriverProcAddressQueryResult *symbolStatus)
+{
+	return get_proc_address(symbol, pfn, hipVersion, flags, symbolStatus, true);
+}
+#endif
+
+static hipError_t get_proc_address(const char *symbol, void **pfn, int hipVersion,
+				   uint64_t flags, hipDriverProcAddressQueryResult *symbolStatus,
+				   bool force_spt)
 {
 	ensure_init();
 	if (!symbol || !*symbol || !pfn)
@@ -2025,7 +2167,8 @@ CPUHIP_EXPORT hipError_t hipGetProcAddress(const char *symbol, void **pfn, int h
 	    flags != HIP_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)
 		return ret(hipErrorInvalidValue);
 	char name[256];
-	bool spt = release >= 700 && flags == HIP_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
+	bool spt = force_spt ||
+		   (release >= 700 && flags == HIP_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
 	if (strcmp(symbol, "hipGetDeviceProperties") == 0) {
 		snprintf(name, sizeof(name), "%s",
 			 hipVersion >= 600 ? "hipGetDevicePropertiesR0600" : symbol);

@@ -200,6 +200,19 @@ hipError_t cpuhip_capture_check_supported(void)
  * (then any capture of this thread) is invalidated and the call refused;
  * a capturing stream is invalidated and refused; an invalidated one
  * refused. */
+/* Is a Global-mode capture live anywhere in the process (5.5 to 6.0.x
+ * hipStreamQuery, cpuhip.c)? */
+bool cpuhip_capture_global_live(void)
+{
+	bool on = false;
+
+	pthread_mutex_lock(&glock);
+	for (struct cstream *c = cstreams; c && !on; c = c->next)
+		on = c->in_global;
+	pthread_mutex_unlock(&glock);
+	return on;
+}
+
 bool cpuhip_capture_ongoing(hipStream_t h)
 {
 	bool on = false;
@@ -692,6 +705,11 @@ int cpuhip_capture_status(hipStream_t h)
 bool cpuhip_capture_ongoing(hipStream_t h)
 {
 	(void)h;
+	return false;
+}
+
+bool cpuhip_capture_global_live(void)
+{
 	return false;
 }
 

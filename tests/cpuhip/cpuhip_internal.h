@@ -19,6 +19,7 @@
 
 #define CPUHIP_EXPORT __attribute__((visibility("default")))
 
+
 /* Error names and strings (cpuhip_errors.c). */
 const char *cpuhip_error_name(hipError_t e);
 const char *cpuhip_error_string(hipError_t e);
@@ -44,6 +45,7 @@ void cpuhip_capture_forget(hipStream_t h);
  * _locked ones are called with cpuhip.c's stream lock held. */
 int cpuhip_capture_status(hipStream_t h);
 bool cpuhip_capture_ongoing(hipStream_t h);
+bool cpuhip_capture_global_live(void);
 hipError_t cpuhip_capture_check_supported(void);
 /* The graph and capture lock around fork() (taken after the stream lock). */
 void cpuhip_graph_fork_lock(void);

@@ -34,6 +34,9 @@ static const struct {
 	PROC(hipGetErrorString),
 	PROC(hipGetLastError),
 	PROC(hipGetProcAddress),
+#ifdef CPUHIP_DEV_TREE
+	PROC(hipGetProcAddress_spt),
+#endif
 	PROC(hipHostFree),
 	PROC(hipHostMalloc),
 	PROC(hipExtMallocWithFlags),
@@ -54,6 +57,7 @@ static const struct {
 	PROC(hipStreamCreateWithFlags),
 	PROC(hipStreamCreateWithPriority),
 	PROC(hipStreamDestroy),
+	PROC(hipStreamGetDevice),
 	PROC(hipStreamGetFlags),
 	PROC(hipStreamGetPriority),
 	PROC(hipStreamQuery),

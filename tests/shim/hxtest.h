@@ -193,10 +193,27 @@ static inline void stream_delay(hipStream_t st, unsigned usec)
 	HIPCHECK(f(st, usec));
 }
 
-/* Enqueues a write of `v` to *flag: proves when later stream work ran. */
+/* Enqueues a write of `v` to *flag: proves when later stream work ran.
+ * On 5.2's hipStreamPerThread by a copy from a ring of values: that
+ * release's stream write does not take the handle (it crashes there,
+ * docs/streams.md). */
 static inline void stream_mark(hipStream_t st, uint64_t *flag, uint64_t v)
 {
-	HIPCHECK(hipStreamWriteValue64(st, flag, v, 0));
+	static uint64_t ring[64];
+	static unsigned next;
+	uint64_t *src;
+
+	int version = 0;
+
+	if (st == hipStreamPerThread)
+		HIPCHECK(hipRuntimeGetVersion(&version));
+	if (st != hipStreamPerThread || version >= 50300000) {
+		HIPCHECK(hipStreamWriteValue64(st, flag, v, 0));
+		return;
+	}
+	src = &ring[__atomic_fetch_add(&next, 1, __ATOMIC_RELAXED) % 64];
+	*src = v;
+	HIPCHECK(hipMemcpyAsync(flag, src, sizeof(*src), hipMemcpyHostToHost, st));
 }
 
 static inline uint64_t load64(const uint64_t *p)

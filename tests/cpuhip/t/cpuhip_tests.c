@@ -10,7 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -141,7 +144,14 @@ static void *pts_thread(void *p)
 	OK(cpuhipTestStreamWorkerTid(hipStreamPerThread, &a->worker));
 	OK(cpuhipTestEnqueueDelay(hipStreamPerThread, 50000));
 	OK(hipHostMalloc((void **)&a->value, sizeof(*a->value), 0));
-	OK(hipStreamWriteValue32(hipStreamPerThread, a->value, 5, 0));
+	/* 5.2's stream write does not resolve hipStreamPerThread (it crashes:
+	 * stream_handles); a copy does. */
+	static const uint32_t five = 5;
+	if (rel() >= 503)
+		OK(hipStreamWriteValue32(hipStreamPerThread, a->value, 5, 0));
+	else
+		OK(hipMemcpyAsync(a->value, &five, sizeof(five), hipMemcpyHostToHost,
+				  hipStreamPerThread));
 	CHECK_ERR(hipStreamQuery(hipStreamPerThread), hipErrorNotReady);
 	OK(hipStreamSynchronize(hipStreamPerThread));
 	CHECK(*a->value == 5);
@@ -182,10 +192,15 @@ static void t_stream_invalid(void)
 	hipStream_t s;
 	hipStream_t bogus = (hipStream_t)(uintptr_t)0xdeadbeef0;
 	hipEvent_t ev;
-	CHECK_ERR(hipStreamQuery(bogus), hipErrorContextIsDestroyed);
+	/* The development tree's hipStreamQuery and hipStreamGetPriority use
+	 * the handle unchecked (stream_handles). */
+	bool dev = rel() >= 799;
+	if (!dev)
+		CHECK_ERR(hipStreamQuery(bogus), hipErrorContextIsDestroyed);
 	CHECK_ERR(hipStreamSynchronize(bogus), hipErrorContextIsDestroyed);
 	CHECK_ERR(hipStreamDestroy(bogus), hipErrorContextIsDestroyed);
-	CHECK_ERR(hipStreamWriteValue32(bogus, &s, 0, 0), hipErrorContextIsDestroyed);
+	if (rel() >= 503) /* 5.2 uses the handle unchecked: stream_handles */
+		CHECK_ERR(hipStreamWriteValue32(bogus, &s, 0, 0), hipErrorContextIsDestroyed);
 	CHECK_ERR(hipMemsetAsync(&s, 0, 1, bogus), hipErrorContextIsDestroyed);
 	OK(hipEventCreate(&ev));
 	CHECK_ERR(hipEventRecord(ev, bogus), hipErrorContextIsDestroyed);
@@ -224,7 +239,8 @@ static void t_stream_invalid(void)
 	CHECK(prio == 1); /* clamped to the least priority, Low = 1 */
 	OK(hipStreamDestroy(s));
 	CHECK_ERR(hipStreamDestroy(s), hipErrorContextIsDestroyed);
-	CHECK_ERR(hipStreamQuery(s), hipErrorContextIsDestroyed);
+	if (!dev)
+		CHECK_ERR(hipStreamQuery(s), hipErrorContextIsDestroyed);
 	CHECK_ERR(hipStreamDestroy(NULL), hipErrorInvalidHandle);
 }
 
@@ -645,10 +661,12 @@ static void t_stream_op_memory(void)
 	CHECK_ERR(hipStreamWriteValue64(s, &not_hip, 1, 0), hipErrorInvalidValue);
 	/* A range that runs off the end of an allocation is not inside it. */
 	CHECK_ERR(hipStreamWriteValue64(s, (char *)host + 60, 1, 0), hipErrorInvalidValue);
-	/* The stream is checked before the memory. */
-	CHECK_ERR(hipStreamWaitValue64((hipStream_t)(uintptr_t)0x1234, &not_hip, 0,
-				       hipStreamWaitValueGte, ~0ull),
-		  (hipError_t)709);
+	/* The stream is checked before the memory (from 5.3; 5.2 does not
+	 * check it: stream_handles). */
+	if (rel() >= 503)
+		CHECK_ERR(hipStreamWaitValue64((hipStream_t)(uintptr_t)0x1234, &not_hip, 0,
+					       hipStreamWaitValueGte, ~0ull),
+			  (hipError_t)709);
 
 	if (cp_wait)
 		CHECK_ERR(hipStreamWaitValue64(s, host, 0, hipStreamWaitValueGte, ~0ull),
@@ -993,6 +1011,10 @@ static void t_versions(void)
 		int base = (int)(major * 10000000 + minor * 100000);
 		CHECK(rv == base || (rv / 100000 == base / 100000 &&
 				     (rv == 50221153 || rv / 100000 == 603)));
+	} else if (rel() == 799) {
+		/* the development tree (the abi6dev build): above every 7.x
+		 * release played */
+		CHECK(rv == 79900000);
 	} else {
 #if CPUHIP_ABI == 5
 		CHECK(rv == 50221153);
@@ -1071,12 +1093,12 @@ static void t_device(void)
 
 #if CPUHIP_ABI == 5
 typedef struct hx_sem_desc_v5 desc_t;
-typedef struct hx_sem_signal_params_v5 sig_t;
+typedef struct hx_sem_signal_params_v5 sem_sig_t;
 typedef struct hx_sem_wait_params_v5 wait_t;
 #define FLAGS_OFF 64
 #else
 typedef struct hx_sem_desc_v6 desc_t;
-typedef struct hx_sem_signal_params_v6 sig_t;
+typedef struct hx_sem_signal_params_v6 sem_sig_t;
 typedef struct hx_sem_wait_params_v6 wait_t;
 #define FLAGS_OFF 72
 #endif
@@ -1098,7 +1120,7 @@ static void t_ext_sem_stock(void)
 	CHECK_ERR(hipImportExternalSemaphore(&sem, hd), hipErrorInvalidValue);
 
 	/* two-element arrays: stride and flags offset come from the flavour */
-	unsigned char sp[2 * sizeof(sig_t)], wp[2 * sizeof(wait_t)];
+	unsigned char sp[2 * sizeof(sem_sig_t)], wp[2 * sizeof(wait_t)];
 	memset(sp, 0, sizeof(sp));
 	memset(wp, 0, sizeof(wp));
 	hipExternalSemaphore_t arr[2] = { (void *)0x1000, (void *)0x2000 };
@@ -1122,7 +1144,7 @@ static void t_ext_sem_stock(void)
 	CHECK_ERR(hipWaitExternalSemaphoresAsync(arr, wpp, 1, bogus), hipErrorInvalidValue);
 	/* flags of the SECOND element, at stride * 1 + FLAGS_OFF */
 	uint32_t one = 1;
-	memcpy(sp + sizeof(sig_t) + FLAGS_OFF, &one, 4);
+	memcpy(sp + sizeof(sem_sig_t) + FLAGS_OFF, &one, 4);
 	memcpy(wp + sizeof(wait_t) + FLAGS_OFF, &one, 4);
 	/* clr checks params[i].flags only from 6.0 on */
 	hipError_t flags_err = rel() >= 600 ? hipErrorInvalidValue : hipSuccess;
@@ -1201,7 +1223,10 @@ static void *stress_thread(void *p)
 		OK(hipEventRecord(e, s));
 		OK(hipStreamWaitEvent(NULL, e, 0));
 		OK(hipStreamAddCallback(s, cb_count, &stress_cbs, 0));
-		OK(hipStreamWaitValue32(hipStreamPerThread, x, 1, hipStreamWaitValueEq, ~0u));
+		if (rel() >= 503)
+			OK(hipStreamWaitValue32(hipStreamPerThread, x, 1, hipStreamWaitValueEq, ~0u));
+		else /* 5.2 does not resolve hipStreamPerThread there */
+			OK(hipStreamWaitEvent(hipStreamPerThread, e, 0));
 		OK(hipStreamSynchronize(hipStreamPerThread));
 		OK(hipEventSynchronize(e));
 		OK(hipEventDestroy(e));
@@ -1231,6 +1256,260 @@ static void t_exit_pending(void)
 	OK(hipStreamCreate(&s));
 	OK(hipStreamWaitValue32(s, never, 1, hipStreamWaitValueEq, ~0u));
 	OK(cpuhipTestEnqueueDelay(NULL, 10000000));
+}
+
+/* ---- stream handles per release ---- */
+
+/* Runs a child process (this program again: no fork of a threaded
+ * process, which the thread sanitizer refuses) with `args`: 1 if it was
+ * killed by SIGABRT (the stand-in's crash), 0 if it exited with status 0,
+ * -1 otherwise.  The child's stderr says which check stopped it. */
+static int run_child(char *const args[])
+{
+	int st;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		execv("/proc/self/exe", args);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		return -1;
+	if (WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT)
+		return 1;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+#define crashes(fn, kind) run_child((char *const[]){ "cpuhip-tests", "child", #fn, #kind, NULL })
+
+static uint64_t *hs_mem;
+
+static void hs_wait(hipStream_t h)
+{
+	hipError_t e = hipStreamWaitValue64(h, hs_mem, 0, hipStreamWaitValueGte, ~0ull);
+	CHECK(e == hipSuccess || e == hipErrorContextIsDestroyed);
+	if (h == hipStreamPerThread)
+		CHECK(e == hipSuccess);
+}
+
+static void hs_write(hipStream_t h)
+{
+	hipError_t e = hipStreamWriteValue64(h, hs_mem, 1, 0);
+	CHECK(e == hipSuccess || e == hipErrorContextIsDestroyed);
+}
+
+static void hs_query(hipStream_t h)
+{
+	hipError_t e = hipStreamQuery(h);
+	CHECK(e == hipSuccess || e == hipErrorContextIsDestroyed);
+}
+
+static void hs_cb(hipStream_t s, hipError_t e, void *p)
+{
+	(void)s, (void)e, (void)p;
+}
+
+static void hs_add_callback(hipStream_t h)
+{
+	hipError_t e = hipStreamAddCallback(h, hs_cb, NULL, 0);
+	CHECK(e == hipSuccess || e == hipErrorContextIsDestroyed);
+}
+
+static void hs_priority(hipStream_t h)
+{
+	int p;
+	hipError_t e = hipStreamGetPriority(h, &p);
+	CHECK(e == hipSuccess || e == hipErrorContextIsDestroyed);
+}
+
+#if CPUHIP_ABI == 6
+
+static void hs_host_fn_cb(void *p)
+{
+	(void)p;
+}
+
+static void hs_host_fn(hipStream_t h)
+{
+	hipError_t e = hipLaunchHostFunc(h, hs_host_fn_cb, NULL);
+	CHECK(e == hipSuccess || e == hipErrorContextIsDestroyed);
+}
+
+static void hs_get_device(hipStream_t h)
+{
+	int d = -1;
+	hipError_t e = hipStreamGetDevice(h, &d);
+	CHECK(e == hipSuccess || e == hipErrorContextIsDestroyed);
+}
+
+struct query_arg {
+	hipStream_t s;
+	hipError_t answer;
+};
+
+static void *query_relaxed(void *p)
+{
+	struct query_arg *a = p;
+	int mode = HX_CAPTURE_MODE_RELAXED;
+
+	OK(hipThreadExchangeStreamCaptureMode(&mode));
+	a->answer = hipStreamQuery(a->s);
+	return NULL;
+}
+#endif
+
+/*
+ * What each release does with a destroyed stream and with
+ * hipStreamPerThread in the calls hipextsem makes (the README lists the
+ * sources): 5.2 crashes in the stream wait/write value calls, the
+ * development tree in hipStreamQuery, the callback calls and
+ * hipStreamGetPriority; every other call and release answers.  Each call
+ * runs in a child so that a crash is seen as one.
+ */
+static const struct {
+	const char *name;
+	void (*fn)(hipStream_t);
+} hs_calls[] = {
+	{ "hs_wait", hs_wait },
+	{ "hs_write", hs_write },
+	{ "hs_query", hs_query },
+	{ "hs_add_callback", hs_add_callback },
+	{ "hs_priority", hs_priority },
+#if CPUHIP_ABI == 6
+	{ "hs_host_fn", hs_host_fn },
+	{ "hs_get_device", hs_get_device },
+#endif
+};
+
+/* The child of run_child: `call` on a stream of `kind` (pts, dead, null). */
+static int hs_child(const char *call, const char *kind)
+{
+	hipStream_t h = NULL;
+
+	OK(hipHostMalloc((void **)&hs_mem, 64, 0));
+	if (strcmp(kind, "pts") == 0) {
+		h = hipStreamPerThread;
+	} else if (strcmp(kind, "dead") == 0) {
+		OK(hipStreamCreate(&h));
+		OK(hipStreamDestroy(h));
+	}
+	for (size_t i = 0; i < sizeof(hs_calls) / sizeof(hs_calls[0]); i++)
+		if (strcmp(hs_calls[i].name, call) == 0)
+			hs_calls[i].fn(h);
+	return failures ? 3 : 0;
+}
+
+static void t_stream_handles(void)
+{
+	int r = rel();
+	bool r52 = r < 503, dev = r >= 799;
+	hipStream_t dead;
+
+	OK(hipStreamCreate(&dead));
+	OK(hipStreamDestroy(dead));
+	CHECK(crashes(hs_wait, pts) == r52);
+	CHECK(crashes(hs_write, pts) == r52);
+	CHECK(crashes(hs_wait, dead) == r52);
+	CHECK(crashes(hs_write, dead) == r52);
+	CHECK(crashes(hs_wait, null) == 0);
+	CHECK(crashes(hs_query, dead) == dev);
+	CHECK(crashes(hs_add_callback, dead) == dev);
+	CHECK(crashes(hs_priority, dead) == dev);
+	CHECK(crashes(hs_query, pts) == 0);
+	CHECK(crashes(hs_add_callback, pts) == 0);
+	CHECK(crashes(hs_priority, pts) == 0);
+#if CPUHIP_ABI == 6
+	int d = 7;
+	CHECK(crashes(hs_host_fn, dead) == dev);
+	CHECK(crashes(hs_host_fn, pts) == 0);
+	/* hipStreamGetDevice checks on every release that has it */
+	CHECK(crashes(hs_get_device, dead) == 0);
+	CHECK_ERR(hipStreamGetDevice(dead, &d), hipErrorContextIsDestroyed);
+	OK(hipStreamGetDevice(NULL, &d));
+	CHECK(d == 0);
+	OK(hipStreamGetDevice(hipStreamPerThread, &d));
+	CHECK_ERR(hipStreamGetDevice(NULL, NULL), hipErrorInvalidValue);
+
+	/* A Global capture on one stream and a query of another from a
+	 * thread in Relaxed mode: 6.0 answers 900 (the queried stream's own
+	 * mode counts), 6.1 on answer the stream's state; the capture stays
+	 * active either way. */
+	hipStream_t cap, other;
+	hipGraph_t graph = NULL;
+	int status = -1;
+	struct query_arg a;
+	pthread_t t;
+	OK(hipStreamCreate(&cap));
+	OK(hipStreamCreate(&other));
+	OK(hipStreamBeginCapture(cap, HX_CAPTURE_MODE_GLOBAL));
+	a.s = other;
+	pthread_create(&t, NULL, query_relaxed, &a);
+	pthread_join(t, NULL);
+	CHECK_ERR(a.answer, r < 601 ? hipErrorStreamCaptureUnsupported : hipSuccess);
+	OK(hipStreamIsCapturing(cap, &status));
+	CHECK(status == HX_CAPTURE_STATUS_ACTIVE);
+	OK(hipStreamEndCapture(cap, &graph));
+	OK(hipGraphDestroy(graph));
+	OK(hipStreamDestroy(cap));
+	OK(hipStreamDestroy(other));
+#endif
+}
+
+/* The per-thread stream is torn down by a thread-local destructor that
+ * waits for its work, at a thread's end and in exit() alike. */
+static void *pts_work_thread(void *p)
+{
+	static const uint32_t seven = 7;
+
+	OK(cpuhipTestEnqueueDelay(hipStreamPerThread, 200000));
+	OK(hipMemcpyAsync(p, &seven, sizeof(seven), hipMemcpyHostToHost, hipStreamPerThread));
+	return NULL;
+}
+
+static void t_pts_teardown(void)
+{
+	uint32_t *v;
+	double t0;
+	pthread_t t;
+	pid_t pid;
+	int st;
+
+	OK(hipHostMalloc((void **)&v, sizeof(*v), 0));
+	*v = 0;
+	t0 = now_ms();
+	pthread_create(&t, NULL, pts_work_thread, v);
+	pthread_join(t, NULL);
+	/* the thread's end waited for the delay and the copy */
+	CHECK(now_ms() - t0 >= 190);
+	CHECK(*v == 7);
+
+	/* exit() with a never-satisfied wait on the per-thread stream: the
+	 * destructor blocks (as on ROCm), so the child is still there. */
+	pid = fork();
+	if (pid == 0) {
+		execl("/proc/self/exe", "cpuhip-tests", "child-exit", (char *)NULL);
+		_exit(127);
+	}
+	sleep_ms(500);
+	CHECK(waitpid(pid, &st, WNOHANG) == 0);
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	OK(hipHostFree(v));
+}
+
+/* The child of pts_teardown: exit() with a never-satisfied wait on the
+ * per-thread stream (5.2: a long delay, its wait taking no such stream). */
+static int exit_child(void)
+{
+	uint32_t *never;
+
+	OK(hipHostMalloc((void **)&never, sizeof(*never), 0));
+	*never = 0;
+	if (rel() >= 503)
+		OK(hipStreamWaitValue32(hipStreamPerThread, never, 1, hipStreamWaitValueEq, ~0u));
+	else
+		OK(cpuhipTestEnqueueDelay(hipStreamPerThread, 60000000));
+	exit(0);
 }
 
 /* ---- test-only fault modes (CPUHIP_BROKEN) ---- */
@@ -1344,6 +1623,8 @@ static const struct {
 	{ "ext_sem_stock", t_ext_sem_stock },
 	{ "threads_stress", t_threads_stress },
 	{ "exit_pending", t_exit_pending },
+	{ "stream_handles", t_stream_handles },
+	{ "pts_teardown", t_pts_teardown },
 	{ "broken", t_broken },
 };
 
@@ -1354,6 +1635,10 @@ int main(int argc, char **argv)
 			printf("%s\n", cases[i].name);
 		return 0;
 	}
+	if (strcmp(argv[1], "child") == 0 && argc == 4)
+		return hs_child(argv[2], argv[3]);
+	if (strcmp(argv[1], "child-exit") == 0)
+		return exit_child();
 	if (strcmp(argv[1], "hw_queues") == 0) {
 		t_hw_queues(argc > 2 && strcmp(argv[2], "shared") == 0);
 	} else {

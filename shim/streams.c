@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Stream handles as each release treats them (streams.h, docs/streams.md).
+ *
+ * What the releases do with a stream handle, in the calls the shim makes
+ * (DESIGN.md section 6; each verified in the source named):
+ *
+ *  - 5.2 (hipamd rocm-5.2.3, Debian 12's runtime): hipStreamWaitValue64
+ *    and the other stream operations use the handle unchecked
+ *    (src/hip_stream_ops.cpp ihipStreamOperation -> hip::getQueue, a cast),
+ *    so hipStreamPerThread there is a segfault and a destroyed stream a
+ *    use-after-free.  hipStreamAddCallback and hipStreamGetPriority go
+ *    through hip::isValid(hipStream_t&), which resolves hipStreamPerThread
+ *    and checks the set of live streams.  hipamd 45a715c8 (5.3) added
+ *    hip::isValid to ihipStreamOperation; it is still there in the
+ *    development tree.  5.2 exports no hipLaunchHostFunc (node hip_5.3 of
+ *    clr's hip_hcc.map.in) and no hipStreamGetDevice (5.6): that is how the
+ *    family is told apart, without reading a version.
+ *  - The development tree of clr (rocm-systems projects/clr at 02bb78cf;
+ *    6.2.2 still checks, the first release without the checks is not
+ *    known): hipStreamQuery_common, streamCallback_common (hipLaunchHostFunc,
+ *    hipStreamAddCallback) and hipStreamGetPriority_common use the handle
+ *    without hip::isValid; hipStreamGetDevice (hip_stream.cpp) keeps it, and
+ *    reads no capture state.  A runtime that exports an entry point newer
+ *    than 6.2 (runtime.c: newer_than_6_2) gets the check before a signal;
+ *    older ones answer for themselves, without the extra call per signal
+ *    (scripts/bench measured it well above noise on the reference
+ *    runtime).  6.3 adds no version node of its own, so it cannot be told
+ *    from 6.2 by its exports and is taken to check as 6.2.2 does: the
+ *    one release this rests on an assumption (docs/streams.md).
+ *  - hipStreamQuery is no check on any release: from 5.5.0 to 6.0.x it
+ *    answers hipErrorStreamCaptureUnsupported for every stream while any
+ *    Global capture is live (Stream::StreamCaptureOngoing asks the queried
+ *    stream's own mode; clr rocm-5.7.1 hip_stream.cpp), in 6.2.x it
+ *    invalidates Global captures unless the thread is Relaxed, and the
+ *    development tree does not check the handle.
+ *  - Every release destroys a thread's per-thread stream from a C++
+ *    thread_local destructor (5.2.3 stream_per_thread::~stream_per_thread,
+ *    clr's thread_local TlsAggregator) that waits for the stream's pending
+ *    work (ROCclr HostQueue::terminate).  glibc runs thread_local
+ *    destructors (registered with __cxa_thread_atexit_impl) in reverse order
+ *    of registration, at a thread's end and, for the thread calling it, in
+ *    exit() before the atexit handlers: a process that returns from main
+ *    with a wait pending on hipStreamPerThread blocks there, before the
+ *    shim's atexit release (wait.c) can run.
+ */
+#include "streams.h"
+
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "runtime.h"
+
+/* Is the handle one every release resolves without asking it?  The null
+ * and legacy streams, and hipStreamPerThread, which names the calling
+ * thread's stream (created on first use). */
+static bool always_valid(hipStream_t stream)
+{
+	return !stream || stream == hipStreamLegacy || stream == hipStreamPerThread;
+}
+
+/* The 5.2 family: no hipLaunchHostFunc (hip_5.3). */
+static bool stream_ops_unchecked(void)
+{
+	return !hx_rt.LaunchHostFunc;
+}
+
+bool hx_stream_valid(hipStream_t stream)
+{
+	int v;
+
+	if (always_valid(stream))
+		return true;
+	/* hipStreamGetDevice checks on every release that has it (5.6 on, the
+	 * development tree included); before 5.6, hipStreamGetPriority does
+	 * (hip::isValid, rocm-5.2.3 to 6.2.2).  Neither touches capture. */
+	if (hx_rt.StreamGetDevice)
+		return hx_rt.StreamGetDevice(stream, &v) == hipSuccess;
+	if (hx_rt.StreamGetPriority)
+		return hx_rt.StreamGetPriority(stream, &v) == hipSuccess;
+	return true;
+}
+
+static hipError_t refuse(const char *what, hipStream_t stream)
+{
+	hx_err("%s: stream %p is not a valid stream (destroyed, or never created)", what,
+	       (void *)stream);
+	return hipErrorInvalidValue;
+}
+
+hipError_t hx_stream_check_signal(const char *what, hipStream_t stream)
+{
+	/* Up to 6.2 the signal's own call checks the handle:
+	 * hipStreamAddCallback (5.2) and hipLaunchHostFunc (5.3 to 6.2.2) go
+	 * through hip::isValid, and their answer is mapped (registry.c). */
+	if (always_valid(stream) || !hx_rt.newer_than_6_2 || stream_ops_unchecked())
+		return hipSuccess;
+	return hx_stream_valid(stream) ? hipSuccess : refuse(what, stream);
+}
+
+/* ---- hipStreamPerThread on 5.2 ------------------------------------------ */
+
+/*
+ * 5.2's stream wait cannot be given hipStreamPerThread, and no entry point
+ * hands out the stream it stands for.  The wait goes on a non-blocking
+ * stream of the shim's own, one per calling thread (so that one thread's
+ * pending wait never holds back another thread's per-thread stream), and
+ * the per-thread stream waits for an event recorded after it
+ * (hipStreamWaitEvent resolves hipStreamPerThread through hip::isValid).
+ * Work the thread queues on its per-thread stream after the call starts
+ * only once the semaphores are signaled; work queued before is not held.
+ * The helper goes with its thread (hipStreamDestroy waits for its pending
+ * wait, as the runtime's own per-thread teardown does).
+ */
+struct helper {
+	hipStream_t stream;
+	hipEvent_t event;
+};
+
+static __thread struct helper tls_helper;
+static pthread_key_t helper_key;
+static pthread_once_t helper_once = PTHREAD_ONCE_INIT;
+
+static void helper_destroy(void *p)
+{
+	struct helper *h = p;
+
+	if (h->event && hx_rt.EventDestroy)
+		hx_rt.EventDestroy(h->event);
+	if (h->stream && hx_rt.StreamDestroy)
+		hx_rt.StreamDestroy(h->stream);
+	h->event = NULL;
+	h->stream = NULL;
+}
+
+static void helper_key_create(void)
+{
+	if (pthread_key_create(&helper_key, helper_destroy))
+		hx_warn("cannot register the per-thread helper streams' clean-up: each thread "
+			"that waits on hipStreamPerThread keeps one stream after it ends");
+}
+
+static hipError_t helper_get(const char *what, struct helper **out)
+{
+	struct helper *h = &tls_helper;
+	hipError_t err;
+
+	if (h->stream) {
+		*out = h;
+		return hipSuccess;
+	}
+	if (!hx_rt.StreamCreateWithFlags || !hx_rt.EventCreateWithFlags || !hx_rt.EventRecord ||
+	    !hx_rt.StreamWaitEvent) {
+		hx_err("%s: this runtime's hipStreamWaitValue64 does not resolve hipStreamPerThread "
+		       "and it lacks the stream and event calls to wait another way", what);
+		return hipErrorNotSupported;
+	}
+	err = hx_rt.StreamCreateWithFlags(&h->stream, hipStreamNonBlocking);
+	if (err == hipSuccess) {
+		err = hx_rt.EventCreateWithFlags(&h->event, hipEventDisableTiming);
+		if (err != hipSuccess) {
+			hx_rt.StreamDestroy(h->stream);
+			h->stream = NULL;
+		}
+	}
+	if (err != hipSuccess) {
+		hx_err("%s: cannot create the stream that waits for hipStreamPerThread (error %d)",
+		       what, (int)err);
+		return err;
+	}
+	pthread_once(&helper_once, helper_key_create);
+	pthread_setspecific(helper_key, h);
+	hx_dbg("%s: waits on hipStreamPerThread of this thread go through stream %p", what,
+	       (void *)h->stream);
+	*out = h;
+	return hipSuccess;
+}
+
+hipError_t hx_stream_wait_prepare(const char *what, hipStream_t stream, hipStream_t *target)
+{
+	struct helper *h;
+	hipError_t err;
+
+	*target = stream;
+	/* From 5.3 the stream wait checks the handle and resolves
+	 * hipStreamPerThread itself: its own answer is trusted (wait.c maps
+	 * it), with no call of ours. */
+	if (!stream_ops_unchecked() || !stream || stream == hipStreamLegacy)
+		return hipSuccess;
+	if (stream != hipStreamPerThread)
+		return hx_stream_valid(stream) ? hipSuccess : refuse(what, stream);
+	err = helper_get(what, &h);
+	if (err == hipSuccess)
+		*target = h->stream;
+	return err;
+}
+
+/* ---- exit ----------------------------------------------------------------- */
+
+extern int __cxa_thread_atexit_impl(void (*fn)(void *), void *obj, void *dso_symbol);
+extern void *__dso_handle;
+
+static __thread bool exit_hook_set;
+
+/*
+ * A thread_local-style destructor registered after the runtime's (the
+ * runtime registers its own when the thread's per-thread stream comes to
+ * be, which the first wait on it has done by now), so glibc runs it first.
+ * It cannot tell exit() from the thread's end by itself, but on the main
+ * thread it runs only in exit(): glibc's pthread_exit of the main thread
+ * runs the pthread_key destructors and not the thread_local ones
+ * (sysdeps/nptl/libc_start_call_main.h), and a return from main is an
+ * exit().  There, every pending wait is released, as the atexit handler
+ * would, before the runtime's destructor waits for the stream.  On any
+ * other thread it does nothing: a thread that ends keeps its waits, and
+ * its end waits for them as the runtime does (docs/streams.md: exit() from
+ * a thread other than the main one).
+ */
+static void exit_hook(void *arg)
+{
+	(void)arg;
+	exit_hook_set = false;
+	if (syscall(SYS_gettid) == getpid())
+		hx_op_release_pending_waits();
+}
+
+hipError_t hx_stream_wait_join(const char *what, hipStream_t stream, hipStream_t target)
+{
+	hipError_t err = hipSuccess;
+
+	if (target != stream) {
+		struct helper *h = &tls_helper;
+
+		err = hx_rt.EventRecord(h->event, target);
+		if (err == hipSuccess)
+			err = hx_rt.StreamWaitEvent(stream, h->event, 0);
+		if (err != hipSuccess)
+			hx_err("%s: cannot order hipStreamPerThread after its wait (error %d); the wait "
+			       "stays pending on the shim's stream %p", what, (int)err,
+			       (void *)target);
+	}
+	if (stream == hipStreamPerThread && !exit_hook_set) {
+		exit_hook_set = true;
+		if (__cxa_thread_atexit_impl(exit_hook, NULL, &__dso_handle))
+			hx_warn("%s: cannot register the release of pending waits at exit before the "
+				"runtime's per-thread-stream teardown", what);
+	}
+	return err;
+}

@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Stream handles as each HIP release treats them (docs/streams.md), run on
+ * cpuhip playing each release (CPUHIP_ROCM) with the shim preloaded, in
+ * the test VM (real syncobjs).  Each case fails on a shim that hands the
+ * runtime a handle the release does not accept: cpuhip stops with SIGABRT
+ * where the real runtime would crash, and blocks where it would hang.
+ *
+ *   pts-bin, pts-tl     waits and signals on hipStreamPerThread: wait
+ *                       before signal, no early pass, the signal after
+ *                       the stream's earlier work
+ *   dead-stream         a destroyed and a bogus stream given to signal and
+ *                       wait: hipErrorInvalidValue, no crash; the null
+ *                       stream keeps working
+ *   capture-query       (abi6) a wait's stream check while a Global capture
+ *                       is live elsewhere: the stream is valid and the
+ *                       capture stays active (6.0's hipStreamQuery says 900)
+ *   exit-pts-return, exit-pts-exit, exit-stream-return
+ *                       a child that returns from main (or calls exit())
+ *                       with a never-satisfied wait pending exits within
+ *                       10 s with status 0
+ *   thread-exit-keeps   a thread that ends keeps its waits: its end waits
+ *                       for them, as the runtime's own teardown does
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/wait.h>
+
+#include "hipextsem/hip_graph.h"
+#include "hxtest.h"
+
+static int drm;
+
+static hipExternalSemaphore_t make_sem(uint32_t *h, bool timeline)
+{
+	hipExternalSemaphore_t s = NULL;
+	int fd;
+
+	*h = so_create(drm, false);
+	fd = so_export(drm, *h);
+	HIPCHECK(import_fd(&s, fd, timeline));
+	CHECK(s != NULL, "import gave a NULL handle");
+	return s;
+}
+
+/* A write of `v` to *flag queued on the stream (hxtest.h: by a copy on
+ * 5.2's hipStreamPerThread). */
+static void mark(hipStream_t st, uint64_t *flag, unsigned v)
+{
+	stream_mark(st, flag, v);
+}
+
+static void pts(bool timeline)
+{
+	uint32_t hw, hs;
+	hipExternalSemaphore_t w = make_sem(&hw, timeline), s = make_sem(&hs, timeline);
+	uint64_t *flag = pinned(8);
+	uint64_t v = timeline ? 5 : 0;
+	int64_t t0;
+
+	/* Wait before signal, behind earlier work; what follows it must not
+	 * run before the semaphore is signaled. */
+	stream_delay(hipStreamPerThread, 50000);
+	HIPCHECK(wait1(w, v, hipStreamPerThread));
+	mark(hipStreamPerThread, flag, 1);
+	sleep_ms(300);
+	CHECK(load64(flag) == 0, "hipStreamPerThread passed an unsignaled wait");
+	so_signal(drm, hw, v);
+	HIPCHECK(hipStreamSynchronize(hipStreamPerThread));
+	CHECK(load64(flag) == 1, "hipStreamPerThread did not go on after the signal");
+
+	/* A signal behind 300 ms of earlier work fires after it. */
+	t0 = now_ns();
+	stream_delay(hipStreamPerThread, 300000);
+	HIPCHECK(signal1(s, timeline ? 7 : 0, hipStreamPerThread));
+	CHECK(so_wait(drm, hs, timeline ? 7 : 0, 5000) == 0, "the signal never came");
+	CHECK(now_ns() - t0 >= 290000000, "the signal came before the stream's earlier work");
+
+	HIPCHECK(hipDestroyExternalSemaphore(w));
+	HIPCHECK(hipDestroyExternalSemaphore(s));
+	HIPCHECK(hipHostFree(flag));
+}
+
+static void pts_bin(void)
+{
+	pts(false);
+}
+
+static void pts_tl(void)
+{
+	pts(true);
+}
+
+static void dead_stream(void)
+{
+	uint32_t h;
+	hipExternalSemaphore_t s = make_sem(&h, true);
+	hipStream_t dead, bogus = (hipStream_t)(uintptr_t)0xdeadbeef0;
+
+	HIPCHECK(hipStreamCreate(&dead));
+	HIPCHECK(hipStreamDestroy(dead));
+	EXPECT_ERR(signal1(s, 1, dead), hipErrorInvalidValue);
+	EXPECT_ERR(wait1(s, 1, dead), hipErrorInvalidValue);
+	EXPECT_ERR(signal1(s, 1, bogus), hipErrorInvalidValue);
+	EXPECT_ERR(wait1(s, 1, bogus), hipErrorInvalidValue);
+	/* nothing was signaled by the refused calls */
+	CHECK(so_query(drm, h) == 0, "a refused signal signaled");
+	/* the null stream keeps working */
+	HIPCHECK(signal1(s, 2, NULL));
+	HIPCHECK(wait1(s, 2, NULL));
+	HIPCHECK(hipStreamSynchronize(NULL));
+	CHECK(so_query(drm, h) == 2, "the null stream's signal did not arrive");
+	HIPCHECK(hipDestroyExternalSemaphore(s));
+}
+
+#if HX_TEST_ABI == 6
+struct capture_arg {
+	hipStream_t s;
+	pthread_barrier_t begun, done;
+};
+
+static void *capture_thread(void *p)
+{
+	struct capture_arg *a = p;
+	hipGraph_t g = NULL;
+
+	HIPCHECK(hipStreamBeginCapture(a->s, HX_CAPTURE_MODE_GLOBAL));
+	pthread_barrier_wait(&a->begun);
+	pthread_barrier_wait(&a->done);
+	HIPCHECK(hipStreamEndCapture(a->s, &g));
+	HIPCHECK(hipGraphDestroy(g));
+	return NULL;
+}
+
+/* The host-blocking wait path checks its stream before it blocks; with a
+ * Global capture live on another thread, 6.0's hipStreamQuery would call a
+ * good stream bad.  The check must say valid and leave the capture be. */
+static void capture_query(void)
+{
+	uint32_t h;
+	hipExternalSemaphore_t s = make_sem(&h, true);
+	struct capture_arg a;
+	hipStream_t st;
+	pthread_t t;
+	int status = -1;
+
+	HIPCHECK(hipStreamCreate(&a.s));
+	HIPCHECK(hipStreamCreate(&st));
+	pthread_barrier_init(&a.begun, NULL, 2);
+	pthread_barrier_init(&a.done, NULL, 2);
+	pthread_create(&t, NULL, capture_thread, &a);
+	pthread_barrier_wait(&a.begun);
+	so_signal(drm, h, 3);
+	HIPCHECK(wait1(s, 3, st));
+	HIPCHECK(hipStreamIsCapturing(a.s, &status));
+	CHECK(status == HX_CAPTURE_STATUS_ACTIVE, "the other thread's capture is %d", status);
+	pthread_barrier_wait(&a.done);
+	pthread_join(t, NULL);
+	HIPCHECK(hipStreamSynchronize(st));
+	HIPCHECK(hipStreamDestroy(st));
+	HIPCHECK(hipStreamDestroy(a.s));
+	HIPCHECK(hipDestroyExternalSemaphore(s));
+}
+#endif
+
+/* ---- exit with waits pending ------------------------------------------ */
+
+/* The child: a wait that is never satisfied, then the end of the process. */
+static int child(const char *how)
+{
+	uint32_t h;
+	hipExternalSemaphore_t s = make_sem(&h, true);
+	hipStream_t st = hipStreamPerThread;
+
+	if (strstr(how, "stream"))
+		HIPCHECK(hipStreamCreate(&st));
+	HIPCHECK(wait1(s, 1, st));
+	mark(st, pinned(8), 1);
+	if (strstr(how, "exit"))
+		exit(0);
+	return 0;
+}
+
+static void exit_pending(const char *how)
+{
+	char arg[64];
+	int64_t until = now_ns() + 10 * 1000000000ll;
+	int status;
+	pid_t pid;
+
+	snprintf(arg, sizeof(arg), "child-%s", how);
+	pid = fork();
+	CHECK(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		execl("/proc/self/exe", "streams-test", arg, (char *)NULL);
+		_exit(127);
+	}
+	while (waitpid(pid, &status, WNOHANG) == 0) {
+		if (now_ns() > until) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			FAIL("the child (%s) did not exit within 10 s", how);
+		}
+		sleep_ms(20);
+	}
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "the child (%s) ended with status %#x", how, status);
+}
+
+static void exit_pts_return(void)
+{
+	exit_pending("pts-return");
+}
+
+static void exit_pts_exit(void)
+{
+	exit_pending("pts-exit");
+}
+
+static void exit_stream_return(void)
+{
+	exit_pending("stream-return");
+}
+
+/* ---- a thread that ends keeps its waits --------------------------------- */
+
+struct thread_arg {
+	hipExternalSemaphore_t s;
+	uint64_t *flag;
+};
+
+static void *waiting_thread(void *p)
+{
+	struct thread_arg *a = p;
+
+	HIPCHECK(wait1(a->s, 4, hipStreamPerThread));
+	mark(hipStreamPerThread, a->flag, 1);
+	return NULL;
+}
+
+static void thread_exit_keeps(void)
+{
+	uint32_t h;
+	struct thread_arg a;
+	pthread_t t;
+
+	a.s = make_sem(&h, true);
+	a.flag = pinned(8);
+	pthread_create(&t, NULL, waiting_thread, &a);
+	sleep_ms(300);
+	CHECK(pthread_tryjoin_np(t, NULL) == EBUSY, "the thread ended with its wait pending");
+	CHECK(load64(a.flag) == 0, "the ended thread's wait was released early");
+	so_signal(drm, h, 4);
+	CHECK(pthread_join(t, NULL) == 0, "join");
+	CHECK(load64(a.flag) == 1, "the thread's stream did not go on");
+	HIPCHECK(hipDestroyExternalSemaphore(a.s));
+	HIPCHECK(hipHostFree(a.flag));
+}
+
+static const struct {
+	const char *name;
+	void (*fn)(void);
+} cases[] = {
+	{ "pts-bin", pts_bin },
+	{ "pts-tl", pts_tl },
+	{ "dead-stream", dead_stream },
+#if HX_TEST_ABI == 6
+	{ "capture-query", capture_query },
+#endif
+	{ "exit-pts-return", exit_pts_return },
+	{ "exit-pts-exit", exit_pts_exit },
+	{ "exit-stream-return", exit_stream_return },
+	{ "thread-exit-keeps", thread_exit_keeps },
+};
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+			printf("%s\n", cases[i].name);
+		return 0;
+	}
+	CHECK(expect_shim(), "these cases need the shim");
+	drm = drm_open();
+	if (strncmp(argv[1], "child-", 6) == 0)
+		return child(argv[1] + 6);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (strcmp(cases[i].name, argv[1]) == 0) {
+			cases[i].fn();
+			printf("ok %s\n", argv[1]);
+			return 0;
+		}
+	}
+	FAIL("unknown case %s", argv[1]);
+}
