@@ -39,9 +39,9 @@ hipError_t hx_graph_destroy_node(hipGraphNode_t node)
 	if (!hx_runtime_init())
 		return hipErrorNotInitialized;
 	REQUIRE_REAL(GraphDestroyNode, "hipGraphDestroyNode");
-	if (node && hx_rt.GraphNodeGetType && hx_rt.GraphChildGraphNodeGetGraph &&
+	if (node && hx_rt.GraphChildGraphNodeGetGraph &&
 	    (hx_graph_wait_any() || hx_graph_signal_any()) &&
-	    hx_rt.GraphNodeGetType(node, &type) == hipSuccess && type == HX_GRAPH_NODE_GRAPH &&
+	    hx_graph_node_type(node, &type) && type == HX_GRAPH_NODE_GRAPH &&
 	    hx_rt.GraphChildGraphNodeGetGraph(node, &embedded) != hipSuccess)
 		embedded = NULL;
 	err = hx_rt.GraphDestroyNode(node);

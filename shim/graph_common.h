@@ -86,6 +86,11 @@ static inline bool hx_graph_capturing(hipStream_t stream)
 }
 
 /* graph_walk.c */
+/* The type of `node` in hip_graph.h's numbering (that of HIP 5.3 and
+ * later), whatever the numbering of the runtime in front of the shim: HIP
+ * 5.2 and earlier number hipGraphNodeType from 1.  False when the runtime
+ * cannot say. */
+bool hx_graph_node_type(hipGraphNode_t node, int *type);
 typedef void hx_graph_visit_fn(hipGraph_t graph, hipGraphNode_t node, int type, void *ctx);
 /* Visits every node of `graph` and, below each child-graph node, of the
  * graph embedded in it (any depth), in the runtime's node order.  False

@@ -716,13 +716,17 @@ static hipError_t submit_locked(struct stream *s, struct cmd *c, hipStream_t use
 	return hipSuccess;
 }
 
+/* Set around the one enqueue that 5.3 to 6.1 let past an invalidated
+ * capture (hipLaunchHostFunc, below). */
+static __thread bool past_invalidated_capture;
+
 /* Lookup + submit in one step. */
 static hipError_t submit(hipStream_t h, struct cmd *c)
 {
 	if (!c)
 		return hipErrorOutOfMemory;
 	ensure_init();
-	if (cpuhip_capture_active(h)) {
+	if (!past_invalidated_capture && cpuhip_capture_active(h)) {
 		/* This runtime records only host functions, event records and
 		 * cross-stream waits into a capture (cpuhip_capture.c). */
 		free(c->deps);
@@ -1367,14 +1371,24 @@ CPUHIP_EXPORT hipError_t hipStreamAddCallback(hipStream_t h, hipStreamCallback_t
 CPUHIP_EXPORT hipError_t hipLaunchHostFunc(hipStream_t h, hipHostFn_t fn, void *data)
 {
 	/* clr STREAM_CAPTURE: Active -> capturehipLaunchHostFunc, Invalidated
-	 * -> hipErrorStreamCaptureInvalidated. */
+	 * -> hipErrorStreamCaptureInvalidated from 6.2.0 (clr 19b4660cb).  5.3
+	 * to 6.1.x capture only Active streams and let an Invalidated one fall
+	 * through to a real enqueue (clr rocm-6.1.2 hip_internal.hpp
+	 * STREAM_CAPTURE): the function runs at once, outside any graph. */
 	if (!fn)
 		return ret(hipErrorInvalidValue);
 	int st = cpuhip_capture_status(h);
 	if (st == 1)
 		return ret(cpuhip_capture_host_fn(h, fn, data));
-	if (st == 2)
+	if (st == 2 && cpuhip_release() >= 602)
 		return ret(hipErrorStreamCaptureInvalidated);
+	if (st == 2) {
+		hipError_t e;
+		past_invalidated_capture = true;
+		e = add_callback(h, CMD_HOST_FN, NULL, fn, data);
+		past_invalidated_capture = false;
+		return ret(e);
+	}
 	return ret(add_callback(h, CMD_HOST_FN, NULL, fn, data));
 }
 #endif
@@ -1731,10 +1745,10 @@ CPUHIP_EXPORT hipError_t hipStreamWaitEvent(hipStream_t sh, hipEvent_t h, unsign
 	pthread_mutex_lock(&g.lock);
 	struct event *e = lookup_event_locked(h);
 	struct stream *s = lookup_stream_locked(sh);
-	/* 6.x (clr hipStreamWaitEvent_common): after the handle checks, a
+	/* clr hipStreamWaitEvent_common (both flavours): after the handle checks, a
 	 * captured event joins the waiting stream into its capture, before
 	 * the flags are looked at (cpuhip_capture.c). */
-	if (CPUHIP_ABI == 6 && e && s) {
+	if (e && s) {
 		bool handled;
 		hipError_t ce = cpuhip_capture_wait_event_locked(sh, h, flags, stream_valid_locked,
 								 &handled);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cpuhip: node parameters and executable graphs (6.x flavour), after ROCm
+ * cpuhip: node parameters and executable graphs (both flavours), after ROCm
  * clr rocm-6.2.2 hipamd/src/hip_graph.cpp and hip_graph_internal.hpp:
  *
  * - hipGraphInstantiate* clone the graph into the exec (ihipGraphInstantiate
@@ -19,8 +19,6 @@
 #include <string.h>
 
 #include "cpuhip_graph_internal.h"
-
-#if CPUHIP_ABI == 6
 
 static hipError_t event_get(hipGraphNode_t node, hipEvent_t *out, int type)
 {
@@ -541,5 +539,3 @@ out:
 	pthread_mutex_unlock(&glock);
 	return cpuhip_set_last_error(e);
 }
-
-#endif
