@@ -187,9 +187,14 @@ hipError_t hx_graph_add_child_node(hipGraphNode_t *node, hipGraph_t graph,
 }
 
 /* A capture that ends gets its captured signals adopted as signal nodes.
- * One that ends invalidated keeps its records: clr hands out no graph but
- * does not free it either (and with hipStreamBeginCaptureToGraph the graph
- * is the application's, with nodes added before the capture). */
+ * One that ends invalidated or unjoined hands out no graph; up to 6.2.2
+ * clr leaves that graph allocated (and with hipStreamBeginCaptureToGraph
+ * it is the application's, with nodes added before the capture, so its
+ * records must stay), while the development tree deletes it (rocm-systems
+ * projects/clr hipamd/src/hip_graph.cpp hipStreamEndCapture_common ->
+ * Stream::ReleaseCaptureGraph), the application's too.  So the runtime is
+ * asked which nodes it still knows, and the records of freed ones go
+ * before their addresses can name a node of another graph. */
 hipError_t hx_stream_end_capture(hipStream_t stream, hipGraph_t *graph, bool spt)
 {
 	hx_stream_end_capture_fn *real = spt ? hx_rt.StreamEndCapture_spt : hx_rt.StreamEndCapture;
@@ -210,5 +215,9 @@ hipError_t hx_stream_end_capture(hipStream_t stream, hipGraph_t *graph, bool spt
 		capture_ended();
 	if (!err && graph)
 		hx_graph_adopt(*graph);
+	if (err == hipErrorStreamCaptureInvalidated || err == HX_ERR_CAPTURE_UNJOINED) {
+		hx_graph_wait_forget_dead();
+		hx_graph_signal_forget_dead();
+	}
 	return err;
 }

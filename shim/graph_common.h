@@ -31,6 +31,10 @@
 		return hx_rt.fn(__VA_ARGS__);                                               \
 	} while (0)
 
+/* hipErrorStreamCaptureUnjoined (HIP's number; hip_api.h does not name
+ * it). */
+#define HX_ERR_CAPTURE_UNJOINED ((hipError_t)904)
+
 /* Without a usable device every graph call goes to the runtime. */
 static inline bool hx_graph_usable(void)
 {
@@ -106,11 +110,13 @@ bool hx_graph_signal_any(void);
 void hx_graph_signal_adopt(hipGraph_t graph, hipGraphNode_t node, hipGraph_t root);
 void hx_graph_signal_forget_graph(hipGraph_t graph);
 void hx_graph_signal_forget_node(hipGraphNode_t node);
+void hx_graph_signal_forget_dead(void);
 /* graph_wait.c */
 bool hx_graph_wait_known(hipGraphNode_t node);
 bool hx_graph_wait_any(void);
 void hx_graph_wait_adopt(hipGraph_t graph, hipGraphNode_t node, hipGraph_t root);
 void hx_graph_wait_forget_graph(hipGraph_t graph);
 void hx_graph_wait_forget_node(hipGraphNode_t node);
+void hx_graph_wait_forget_dead(void);
 
 #endif

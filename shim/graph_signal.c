@@ -345,6 +345,28 @@ void hx_graph_signal_forget_node(hipGraphNode_t node)
 	pthread_mutex_unlock(&gsig_lock);
 }
 
+/* As hx_graph_wait_forget_dead (graph_wait.c): records of nodes the
+ * runtime freed no longer answer for their addresses. */
+void hx_graph_signal_forget_dead(void)
+{
+	hipGraph_t dead;
+	int type;
+
+	if (!hx_rt.GraphNodeGetType)
+		return;
+	pthread_mutex_lock(&gsig_lock);
+	do {
+		dead = NULL;
+		for (struct gsig *s = gsigs; s && !dead; s = s->next)
+			if (s->node && hx_rt.GraphNodeGetType(s->node, &type) != hipSuccess)
+				dead = s->root;
+		for (struct gsig *s = gsigs; s && dead; s = s->next)
+			if (s->node && (s->graph == dead || s->root == dead))
+				s->node = NULL, s->graph = s->root = NULL;
+	} while (dead);
+	pthread_mutex_unlock(&gsig_lock);
+}
+
 bool hx_graph_signal_any(void)
 {
 	bool any;

@@ -471,6 +471,38 @@ void hx_graph_wait_forget_graph(hipGraph_t graph)
 	pthread_mutex_unlock(&hx_gw_lock);
 }
 
+/* The runtime may have freed graphs behind the shim (the development
+ * tree's hipStreamEndCapture deletes the graph of an invalidated or
+ * unjoined capture): every record whose node the runtime no longer knows
+ * is dropped with the rest of its top-level graph's, before the address
+ * can come back as a node of another graph.  Asking is safe where graphs
+ * are freed (clr checks GraphNode::isNodeValid in hipGraphNodeGetType);
+ * releases that do not check never free them. */
+void hx_graph_wait_forget_dead(void)
+{
+	hipGraph_t dead;
+	int type;
+
+	if (!hx_rt.GraphNodeGetType)
+		return;
+	pthread_mutex_lock(&hx_gw_lock);
+	do {
+		dead = NULL;
+		for (struct gwait *w = gwaits; w && !dead; w = w->next)
+			if (w->node && hx_rt.GraphNodeGetType(w->node, &type) != hipSuccess)
+				dead = w->root;
+		for (struct gwait *w = gwaits, *next; w && dead; w = next) {
+			next = w->next;
+			if (w->node && (w->graph == dead || w->root == dead)) {
+				hx_dbg("wait node %p of graph %p: freed by the runtime; forgotten",
+				       (void *)w->node, (void *)dead);
+				gwait_forget_locked(w);
+			}
+		}
+	} while (dead);
+	pthread_mutex_unlock(&hx_gw_lock);
+}
+
 bool hx_graph_wait_known(hipGraphNode_t node)
 {
 	return gwait_known(node);

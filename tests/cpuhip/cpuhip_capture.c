@@ -328,8 +328,15 @@ static hipError_t end_locked(struct cstream *c, hipGraph_t *pGraph)
 	c->in_all = false;
 	if (c->status == HX_CAPTURE_STATUS_INVALIDATED) {
 		/* clr returns no graph and leaves the stream's state as it is
-		 * (status stays Invalidated until a new capture). */
+		 * (status stays Invalidated until a new capture).  Up to 6.2.2
+		 * the graph is left allocated; the development tree deletes it
+		 * (rocm-systems projects/clr hipamd/src/hip_graph.cpp
+		 * hipStreamEndCapture_common -> Stream::ReleaseCaptureGraph),
+		 * a hipStreamBeginCaptureToGraph graph, the application's, too
+		 * (cpuhip has no such call); cpuhip plays that tree as 7.x. */
 		*pGraph = NULL;
+		if (g && cpuhip_release() >= 700)
+			graph_free_locked(g);
 		return hipErrorStreamCaptureInvalidated;
 	}
 	if (!g) {
@@ -358,8 +365,13 @@ static hipError_t end_locked(struct cstream *c, hipGraph_t *pGraph)
 		for (struct hipGraphNode *n = g->head; n; n = n->next)
 			n->manual = false;
 		if (counted > 1 && !in_removed) {
-			/* clr leaves *pGraph unset and the stream Active. */
+			/* clr leaves *pGraph unset and the stream Active; the
+			 * development tree (7.x here) deletes the graph too, "as
+			 * it can't be retrieved anymore" (hipStreamEndCapture_common,
+			 * Stream::ReleaseCaptureGraph). */
 			*pGraph = NULL;
+			if (cpuhip_release() >= 700)
+				graph_free_locked(g);
 			fprintf(stderr, "cpuhip: hipStreamEndCapture: capture has unjoined work\n");
 			return CPUHIP_ERR_CAPTURE_UNJOINED;
 		}

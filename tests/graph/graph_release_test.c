@@ -31,6 +31,12 @@ static void work(void *data)
 	__atomic_add_fetch(&counter, 1, __ATOMIC_RELEASE);
 }
 
+static void work_cb(hipStream_t s, hipError_t status, void *data)
+{
+	(void)s, (void)status;
+	work(data);
+}
+
 static uint64_t count(void)
 {
 	return __atomic_load_n(&counter, __ATOMIC_ACQUIRE);
@@ -183,6 +189,120 @@ static void case_invalidated_signal(void)
 	sem_free(&a);
 }
 
+/* ---- the development tree: failed captures free their graph ---------- */
+
+#if defined(__SANITIZE_ADDRESS__)
+#define HX_FREED_ADDRESSES_REUSED false /* ASan holds freed memory back */
+#else
+#define HX_FREED_ADDRESSES_REUSED true
+#endif
+
+#define NEW_NODES 64
+
+/* Host function for the unjoined capture's side branch (6.x flavour). */
+#if HX_TEST_ABI == 6
+static hipError_t side_work(hipStream_t s)
+{
+	return hipLaunchHostFunc(s, work, NULL);
+}
+#endif
+
+/* A captured wait in a capture that ends invalidated (round 0) or, on the
+ * 6.x flavour, unjoined (round 1); the runtime frees the graph.  Then a
+ * new graph of plain event-wait nodes on an application event, one of
+ * them (without a sanitizer holding freed memory back) at the freed wait
+ * node's address: none may answer as a semaphore node, and launching it
+ * must queue no semaphore wait: the next signal goes to the next real
+ * consumer. */
+static void case_stale_record(void)
+{
+	wait_get_fn *wait_get = shim_call("hipGraphExternalSemaphoresWaitNodeGetParams");
+	struct hx_host_node_params hp = { work, NULL };
+	struct sem a = sem_new(false);
+	int rounds = HX_TEST_ABI == 6 ? 2 : 1;
+
+	for (int round = 0; round < rounds; round++) {
+		const hipGraphNode_t *deps = NULL;
+		hipGraphNode_t old, nodes[NEW_NODES], hnode;
+		hipStream_t st, side, run;
+		hipEvent_t fork, uev;
+		hipGraph_t cg = NULL, g2, none = NULL;
+		hipGraphExec_t x;
+		size_t nd = 0;
+		int status = 0;
+		bool reused = false;
+		uint64_t before;
+		void *p = NULL;
+
+		HIPCHECK(hipStreamCreate(&st));
+		HIPCHECK(hipStreamCreate(&side));
+		HIPCHECK(hipStreamCreate(&run));
+		HIPCHECK(hipEventCreateWithFlags(&fork, hipEventDisableTiming));
+		HIPCHECK(hipEventCreateWithFlags(&uev, hipEventDisableTiming));
+		/* Recorded first: nothing else allocates between the free and
+		 * the new nodes. */
+		HIPCHECK(hipEventRecord(uev, run));
+		HIPCHECK(hipStreamSynchronize(run));
+		HIPCHECK(hipStreamBeginCapture(st, HX_CAPTURE_MODE_GLOBAL));
+		HIPCHECK(wait1(a.s, 0, st));
+		HIPCHECK(hipStreamGetCaptureInfo_v2(st, &status, NULL, &cg, &deps, &nd));
+		CHECK(status == HX_CAPTURE_STATUS_ACTIVE && nd == 1, "capture status %d, %zu deps",
+		      status, nd);
+		old = deps[0];
+		CHECK(wait_get(old, &(struct hx_ext_sem_node_params){ 0 }) == hipSuccess,
+		      "the captured wait is no wait node");
+		if (round == 0) {
+			CHECK(hipMalloc(&p, 64) != hipSuccess, "hipMalloc allowed during capture");
+			EXPECT_ERR(hipStreamEndCapture(st, &none), hipErrorStreamCaptureInvalidated);
+		} else {
+#if HX_TEST_ABI == 6
+			HIPCHECK(hipEventRecord(fork, st));
+			HIPCHECK(hipStreamWaitEvent(side, fork, 0));
+			HIPCHECK(side_work(side));
+			EXPECT_ERR(hipStreamEndCapture(st, &none), (hipError_t)904);
+#endif
+		}
+		CHECK(!none, "a failed capture handed out a graph");
+		/* A graph of the application's own event-wait nodes. */
+		HIPCHECK(hipGraphCreate(&g2, 0));
+		for (int i = 0; i < NEW_NODES; i++) {
+			HIPCHECK(hipGraphAddEventWaitNode(&nodes[i], g2, NULL, 0, uev));
+			reused |= nodes[i] == old;
+		}
+		printf("round %d: freed wait node %p %s\n", round, (void *)old,
+		       reused ? "reused by a new node" : "not reused");
+		if (HX_FREED_ADDRESSES_REUSED)
+			CHECK(reused, "the freed node's address did not come back: the case shows "
+			      "nothing (is the capture graph freed under this profile?)");
+		for (int i = 0; i < NEW_NODES; i++)
+			CHECK(wait_get(nodes[i], &(struct hx_ext_sem_node_params){ 0 }) != hipSuccess,
+			      "round %d: node %p of a new graph answers as a semaphore wait (a stale "
+			      "record)", round, (void *)nodes[i]);
+		HIPCHECK(hipGraphAddHostNode(&hnode, g2, nodes, NEW_NODES, &hp));
+		HIPCHECK(hipGraphInstantiate(&x, g2, NULL, NULL, 0));
+		before = count();
+		HIPCHECK(hipGraphLaunch(x, run));
+		CHECK(count_reaches(before + 1, 5000), "round %d: the new graph did not run", round);
+		HIPCHECK(hipStreamSynchronize(run));
+		/* No wait was queued for it: one signal releases the next
+		 * consumer. */
+		HIPCHECK(wait1(a.s, 0, run));
+		HIPCHECK(hipStreamAddCallback(run, work_cb, NULL, 0));
+		so_signal(drm, a.h, 0);
+		CHECK(count_reaches(before + 2, 3000),
+		      "round %d: the signal went to a wait nobody asked for", round);
+		HIPCHECK(hipStreamSynchronize(run));
+		HIPCHECK(hipGraphExecDestroy(x));
+		HIPCHECK(hipGraphDestroy(g2));
+		HIPCHECK(hipEventDestroy(fork));
+		HIPCHECK(hipEventDestroy(uev));
+		HIPCHECK(hipStreamDestroy(run));
+		HIPCHECK(hipStreamDestroy(side));
+		HIPCHECK(hipStreamDestroy(st));
+	}
+	sem_free(&a);
+}
+
 int main(int argc, char **argv)
 {
 	const char *c = argc > 1 ? argv[1] : "";
@@ -195,6 +315,8 @@ int main(int argc, char **argv)
 		case_hold(true, argc > 2 ? (unsigned)atoi(argv[2]) : 100);
 	else if (!strcmp(c, "invalidated-signal"))
 		case_invalidated_signal();
+	else if (!strcmp(c, "stale-record"))
+		case_stale_record();
 	else
 		FAIL("unknown case '%s'", c);
 	printf("ok %s\n", c);
