@@ -8,8 +8,9 @@
  * one pending wait never queues behind another.  hx_gw_lock is held across
  * a whole launch: record + launch of one exec are atomic, so two launches
  * in flight of the same exec (or of two execs sharing a node's event) each
- * bind to their own record.  A node's event lives until its graph and
- * every exec made from it are gone.
+ * bind to their own record; not across a wait that blocks the thread (the
+ * host-wait path, gw_host_waits_locked).  A node's event lives until its
+ * graph and every exec made from it are gone.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -257,12 +258,44 @@ static hipError_t gw_side_stream_locked(struct gexec_entry *e, int dev, const ch
 	return hipSuccess;
 }
 
+/* The host-wait path: the waits of exec `x` block the calling thread, so
+ * they are made on copies of its params with hx_gw_lock released (held,
+ * it would stall every other graph call, and the thread whose graph
+ * signals the semaphore would never get to launch it).  Entered and left
+ * with the lock held; `x` may be gone on return. */
+static hipError_t gw_host_waits_locked(struct gexec *x, hipStream_t stream, const char *what)
+{
+	struct gw_vals *v = calloc(x->n ? x->n : 1, sizeof(*v));
+	unsigned n = x->n, copied = 0;
+	hipError_t err = hipSuccess;
+
+	if (!v) {
+		hx_err("%s: out of memory", what);
+		return hipErrorOutOfMemory;
+	}
+	for (; copied < n && !err; copied++)
+		if (hx_gw_vals_copy(&v[copied], x->e[copied].v.handles, x->e[copied].v.raw_params,
+				    x->e[copied].v.n))
+			err = hipErrorOutOfMemory;
+	pthread_mutex_unlock(&hx_gw_lock);
+	for (unsigned i = 0; i < n && !err; i++)
+		err = hx_op_wait(v[i].handles, v[i].raw_params, v[i].n, stream);
+	for (unsigned i = 0; i < copied; i++)
+		hx_gw_vals_free(&v[i]);
+	free(v);
+	pthread_mutex_lock(&hx_gw_lock);
+	if (err)
+		hx_err("%s: a wait node's blocking wait failed (error %d)", what, (int)err);
+	return err;
+}
+
 static hipError_t gw_launch(hipGraphExec_t exec, hipStream_t stream, bool spt)
 {
 	const char *what = spt ? "hipGraphLaunch_spt" : "hipGraphLaunch";
 	hx_graph_launch_fn *real;
 	struct gexec *x = NULL;
 	hipError_t err = hipSuccess;
+	bool blocking;
 	int dev = 0;
 
 	if (!hx_runtime_init())
@@ -274,6 +307,7 @@ static hipError_t gw_launch(hipGraphExec_t exec, hipStream_t stream, bool spt)
 	}
 	if (!__atomic_load_n(&gw_nexecs, __ATOMIC_RELAXED))
 		return real(exec, stream);
+	blocking = hx_op_wait_blocks();
 	pthread_mutex_lock(&hx_gw_lock);
 	x = gexec_find_locked(exec);
 	if (!x) {
@@ -296,12 +330,27 @@ static hipError_t gw_launch(hipGraphExec_t exec, hipStream_t stream, bool spt)
 		       "(error %d)", what, (void *)exec, (int)err);
 		goto out;
 	}
+	if (blocking) {
+		/* Waited for already; each node's event is then recorded on an
+		 * idle side stream, complete at once, and no other launch can
+		 * be bound to a record that is not (the path is the same for
+		 * every wait of the process). */
+		err = gw_host_waits_locked(x, stream, what);
+		if (err)
+			goto out;
+		x = gexec_find_locked(exec);
+		if (!x) {
+			/* Destroyed meanwhile: the runtime answers for it. */
+			pthread_mutex_unlock(&hx_gw_lock);
+			return real(exec, stream);
+		}
+	}
 	if (hx_rt.GetDevice && hx_rt.GetDevice(&dev) != hipSuccess)
 		dev = 0;
 	for (unsigned i = 0; i < x->n && !err; i++) {
 		struct gexec_entry *e = &x->e[i];
 		err = gw_side_stream_locked(e, dev, what);
-		if (!err)
+		if (!err && !blocking)
 			err = hx_op_wait(e->v.handles, e->v.raw_params, e->v.n, e->side);
 		if (!err) {
 			err = hx_rt.EventRecord(e->w->event, e->side);

@@ -12,7 +12,9 @@
  *       refused and the semaphore stays unsignaled;
  *   stale-record                   the development tree frees the capture
  *       graph of an invalidated or unjoined capture: graphs built after it
- *       carry no record of it (no spurious wait, nothing read after free).
+ *       carry no record of it (no spurious wait, nothing read after free);
+ *   hostwait-threads               every release, HIPEXTSEM_HOST_WAIT=1: a
+ *       launch blocked in its wait holds no lock another launch needs.
  *
  * Only calls HIP 5.2 exports are linked; the shim's own graph calls for
  * semaphore nodes (5.3 and later) are looked up at run time.
@@ -303,6 +305,81 @@ static void case_stale_record(void)
 	sem_free(&a);
 }
 
+/* ---- the host-wait path: no lock held across a blocking wait ---------- */
+
+typedef hipError_t add_sem_node_fn(hipGraphNode_t *, hipGraph_t, const hipGraphNode_t *, size_t,
+				   const struct hx_ext_sem_node_params *);
+
+struct launch_arg {
+	hipGraphExec_t x;
+	hipStream_t st;
+	hipError_t err;
+};
+
+static void *launch_and_sync(void *p)
+{
+	struct launch_arg *a = p;
+
+	a->err = hipGraphLaunch(a->x, a->st);
+	if (!a->err)
+		a->err = hipStreamSynchronize(a->st);
+	return NULL;
+}
+
+/* HIPEXTSEM_HOST_WAIT=1: one thread launches a graph that waits for S
+ * (the launch blocks until S is signaled), another then launches a graph
+ * that signals S.  Both must finish. */
+static void case_hostwait_threads(void)
+{
+	add_sem_node_fn *add_wait = shim_call("hipGraphAddExternalSemaphoresWaitNode");
+	add_sem_node_fn *add_signal = shim_call("hipGraphAddExternalSemaphoresSignalNode");
+	struct hx_host_node_params hp = { work, NULL };
+	struct sem s = sem_new(false);
+	test_wait_params wp;
+	test_signal_params sp;
+	struct hx_ext_sem_node_params w = { &s.s, &wp, 1 }, g = { &s.s, &sp, 1 };
+	struct launch_arg la, lb;
+	hipGraphNode_t wn, hn, sn;
+	hipGraph_t gw, gs;
+	pthread_t ta, tb;
+	struct timespec until;
+
+	CHECK(getenv("HIPEXTSEM_HOST_WAIT") && !strcmp(getenv("HIPEXTSEM_HOST_WAIT"), "1"),
+	      "run with HIPEXTSEM_HOST_WAIT=1");
+	memset(&wp, 0, sizeof(wp));
+	memset(&sp, 0, sizeof(sp));
+	HIPCHECK(hipGraphCreate(&gw, 0));
+	HIPCHECK(add_wait(&wn, gw, NULL, 0, &w));
+	HIPCHECK(hipGraphAddHostNode(&hn, gw, &wn, 1, &hp));
+	HIPCHECK(hipGraphCreate(&gs, 0));
+	HIPCHECK(add_signal(&sn, gs, NULL, 0, &g));
+	HIPCHECK(hipGraphInstantiate(&la.x, gw, NULL, NULL, 0));
+	HIPCHECK(hipGraphInstantiate(&lb.x, gs, NULL, NULL, 0));
+	HIPCHECK(hipStreamCreate(&la.st));
+	HIPCHECK(hipStreamCreate(&lb.st));
+	la.err = lb.err = hipErrorUnknown;
+	CHECK(!pthread_create(&ta, NULL, launch_and_sync, &la), "pthread_create");
+	sleep_ms(200); /* the waiting launch blocks first */
+	CHECK(count() == 0, "the waiting graph ran before its semaphore was signaled");
+	CHECK(!pthread_create(&tb, NULL, launch_and_sync, &lb), "pthread_create");
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 10;
+	CHECK(pthread_timedjoin_np(tb, NULL, &until) == 0,
+	      "the signaling launch did not finish in 10 s (blocked behind the waiting one)");
+	CHECK(pthread_timedjoin_np(ta, NULL, &until) == 0,
+	      "the waiting launch did not finish in 10 s after its semaphore was signaled");
+	HIPCHECK(la.err);
+	HIPCHECK(lb.err);
+	CHECK(count() == 1, "the waiting graph's work ran %llu times", (unsigned long long)count());
+	HIPCHECK(hipGraphExecDestroy(la.x));
+	HIPCHECK(hipGraphExecDestroy(lb.x));
+	HIPCHECK(hipGraphDestroy(gw));
+	HIPCHECK(hipGraphDestroy(gs));
+	HIPCHECK(hipStreamDestroy(la.st));
+	HIPCHECK(hipStreamDestroy(lb.st));
+	sem_free(&s);
+}
+
 int main(int argc, char **argv)
 {
 	const char *c = argc > 1 ? argv[1] : "";
@@ -317,6 +394,8 @@ int main(int argc, char **argv)
 		case_invalidated_signal();
 	else if (!strcmp(c, "stale-record"))
 		case_stale_record();
+	else if (!strcmp(c, "hostwait-threads"))
+		case_hostwait_threads();
 	else
 		FAIL("unknown case '%s'", c);
 	printf("ok %s\n", c);
