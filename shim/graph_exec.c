@@ -36,12 +36,37 @@ struct gexec {
 	struct gexec_entry *e;
 };
 
-/* Idle side streams of destroyed execs, reused once they are idle. */
+/* Side streams of destroyed execs, reused once idle.  Idle means that
+ * `idle`, recorded on the stream when it was pooled, has completed.
+ * hipStreamQuery answers 900 for every stream from 5.5 to 6.0 while any
+ * global capture is live, whatever the caller's mode (clr
+ * hipStreamQuery_common -> StreamCaptureOngoing; DESIGN.md section 6), so
+ * that no pooled stream was ever taken then. */
 struct gw_pooled {
 	struct gw_pooled *next;
 	hipStream_t s;
+	hipEvent_t idle; /* NULL: ask hipStreamQuery */
 	int dev;
 };
+
+/* Makes `dev` current for a call that creates or records on its objects;
+ * returns what gw_dev_leave restores (-1: nothing). */
+static int gw_dev_enter(int dev)
+{
+	int cur = -1;
+
+	if (!hx_rt.SetDevice || hx_rt.GetDevice(&cur) != hipSuccess || cur == dev)
+		return -1;
+	return hx_rt.SetDevice(dev) == hipSuccess ? cur : -1;
+}
+
+static void gw_dev_leave(int prev)
+{
+	if (prev >= 0)
+		hx_rt.SetDevice(prev);
+}
+
+static void gw_pool_locked(hipStream_t s, int dev);
 
 static struct gexec *gexecs;
 static struct gw_pooled *gw_pool;
@@ -71,19 +96,11 @@ static void gexec_free_locked(struct gexec *x)
 {
 	for (unsigned i = 0; i < x->n; i++) {
 		struct gexec_entry *e = &x->e[i];
-		struct gw_pooled *p;
 
-		if (e->side) {
-			/* Never destroyed: a stream may still hold a pending wait,
-			 * and hipStreamDestroy may wait for it. */
-			p = malloc(sizeof(*p));
-			if (p) {
-				p->s = e->side;
-				p->dev = e->side_dev;
-				p->next = gw_pool;
-				gw_pool = p;
-			}
-		}
+		/* Never destroyed: a stream may still hold a pending wait, and
+		 * hipStreamDestroy may wait for it. */
+		if (e->side)
+			gw_pool_locked(e->side, e->side_dev);
 		hx_gw_vals_free(&e->v);
 		if (e->w)
 			hx_gwait_unref_locked(e->w);
@@ -229,33 +246,102 @@ hipError_t hx_graph_instantiate_with_params(hipGraphExec_t *exec, hipGraph_t gra
 
 /* ---- launch ------------------------------------------------------------- */
 
+static void gw_pool_locked(hipStream_t s, int dev)
+{
+	struct gw_pooled *p = malloc(sizeof(*p));
+	int prev;
+
+	if (!p)
+		return; /* kept by nobody: a leaked stream, never a freed one */
+	p->s = s;
+	p->dev = dev;
+	p->idle = NULL;
+	if (hx_rt.EventQuery) {
+		prev = gw_dev_enter(dev);
+		if (hx_rt.EventCreateWithFlags(&p->idle, hipEventDisableTiming) != hipSuccess)
+			p->idle = NULL;
+		else if (hx_rt.EventRecord(p->idle, s) != hipSuccess) {
+			hx_rt.EventDestroy(p->idle);
+			p->idle = NULL;
+		}
+		gw_dev_leave(prev);
+	}
+	p->next = gw_pool;
+	gw_pool = p;
+}
+
+/* hipEventQuery, like hipStreamQuery, passes clr's StreamCaptureOngoing
+ * for the stream of the event's latest record (clr hip_event.cpp
+ * ihipEventQuery): asked in Relaxed mode, as the shim's own calls are
+ * (runtime.h). */
+static bool gw_pooled_idle(const struct gw_pooled *p)
+{
+	hipError_t q;
+	int mode;
+
+	if (!p->idle)
+		return hx_runtime_stream_query(p->s) == hipSuccess;
+	mode = hx_runtime_capture_relaxed();
+	q = hx_rt.EventQuery(p->idle);
+	hx_runtime_capture_restore(mode);
+	return q == hipSuccess;
+}
+
+/* The entry's side stream, on `dev`, the device of the node's event (a
+ * record on another device's stream is refused by every release). */
 static hipError_t gw_side_stream_locked(struct gexec_entry *e, int dev, const char *what)
 {
 	hipError_t err;
+	int prev;
 
 	if (e->side && e->side_dev == dev)
 		return hipSuccess;
-	/* A pooled stream is taken only when idle: never behind a pending wait
-	 * (asked in Relaxed mode, runtime.h). */
+	if (e->side) {
+		gw_pool_locked(e->side, e->side_dev);
+		e->side = NULL;
+	}
+	/* A pooled stream is taken only when idle: never behind a pending
+	 * wait. */
 	for (struct gw_pooled **pp = &gw_pool; *pp; pp = &(*pp)->next) {
 		struct gw_pooled *p = *pp;
-		if (p->dev == dev && hx_runtime_stream_query(p->s) == hipSuccess) {
+		if (p->dev == dev && gw_pooled_idle(p)) {
 			*pp = p->next;
 			e->side = p->s;
 			e->side_dev = dev;
+			if (p->idle)
+				hx_rt.EventDestroy(p->idle);
 			free(p);
 			return hipSuccess;
 		}
 	}
+	prev = gw_dev_enter(dev);
 	err = hx_rt.StreamCreateWithFlags(&e->side, hipStreamNonBlocking);
+	gw_dev_leave(prev);
 	if (err) {
-		hx_err("%s: cannot create the side stream for a wait node (error %d)", what,
-		       (int)err);
+		hx_err("%s: cannot create the side stream for a wait node on device %d (error %d)",
+		       what, dev, (int)err);
 		e->side = NULL;
 		return err;
 	}
 	e->side_dev = dev;
 	return hipSuccess;
+}
+
+/* Would the runtime take `stream` for a launch?  Asked before anything is
+ * queued for it: a wait queued for a launch that then fails stays pending
+ * and takes the semaphore's next signal from the next good launch.  A
+ * stream the runtime cannot judge during a capture (900, 901) counts as
+ * valid: the launch answers for it. */
+static hipError_t gw_stream_check(hipStream_t stream, const char *what)
+{
+	hipError_t q = hx_runtime_stream_query(stream);
+
+	if (q == hipSuccess || q == hipErrorNotReady || q == hipErrorStreamCaptureUnsupported ||
+	    q == hipErrorStreamCaptureInvalidated)
+		return hipSuccess;
+	hx_err("%s: stream %p is not a stream the runtime knows (hipStreamQuery: error %d); "
+	       "nothing launched, no wait queued", what, (void *)stream, (int)q);
+	return q;
 }
 
 /* The host-wait path: the waits of exec `x` block the calling thread, so
@@ -295,8 +381,8 @@ static hipError_t gw_launch(hipGraphExec_t exec, hipStream_t stream, bool spt)
 	hx_graph_launch_fn *real;
 	struct gexec *x = NULL;
 	hipError_t err = hipSuccess;
+	unsigned queued = 0;
 	bool blocking;
-	int dev = 0;
 
 	if (!hx_runtime_init())
 		return hipErrorNotInitialized;
@@ -330,6 +416,9 @@ static hipError_t gw_launch(hipGraphExec_t exec, hipStream_t stream, bool spt)
 		       "(error %d)", what, (void *)exec, (int)err);
 		goto out;
 	}
+	err = gw_stream_check(stream, what);
+	if (err)
+		goto out;
 	if (blocking) {
 		/* Waited for already; each node's event is then recorded on an
 		 * idle side stream, complete at once, and no other launch can
@@ -345,14 +434,16 @@ static hipError_t gw_launch(hipGraphExec_t exec, hipStream_t stream, bool spt)
 			return real(exec, stream);
 		}
 	}
-	if (hx_rt.GetDevice && hx_rt.GetDevice(&dev) != hipSuccess)
-		dev = 0;
+	/* Every side stream before any wait: none fails after a wait is
+	 * queued. */
+	for (unsigned i = 0; i < x->n && !err; i++)
+		err = gw_side_stream_locked(&x->e[i], x->e[i].w->dev, what);
 	for (unsigned i = 0; i < x->n && !err; i++) {
 		struct gexec_entry *e = &x->e[i];
-		err = gw_side_stream_locked(e, dev, what);
-		if (!err && !blocking)
+		if (!blocking)
 			err = hx_op_wait(e->v.handles, e->v.raw_params, e->v.n, e->side);
 		if (!err) {
+			queued++;
 			err = hx_rt.EventRecord(e->w->event, e->side);
 			if (err)
 				hx_err("%s: hipEventRecord on the side stream failed (error %d)",
@@ -360,10 +451,14 @@ static hipError_t gw_launch(hipGraphExec_t exec, hipStream_t stream, bool spt)
 		}
 	}
 	if (err) {
-		hx_err("%s: exec %p not launched (error %d)", what, (void *)exec, (int)err);
+		hx_err("%s: exec %p not launched (error %d)%s", what, (void *)exec, (int)err,
+		       queued && !blocking ? "; its waits queued so far stay pending" : "");
 		goto out;
 	}
 	err = real(exec, stream);
+	if (err && !blocking)
+		hx_err("%s: the runtime refused exec %p (error %d); its %u queued wait(s) stay "
+		       "pending", what, (void *)exec, (int)err, x->n);
 	hx_dbg("%s: exec %p with %u wait node(s): %d", what, (void *)exec, x->n, (int)err);
 out:
 	pthread_mutex_unlock(&hx_gw_lock);

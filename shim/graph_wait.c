@@ -155,6 +155,8 @@ static struct gwait *gwait_new(struct gw_vals *v, const char *what, hipError_t *
 	}
 	w->v = *v;
 	memset(v, 0, sizeof(*v));
+	if (hx_rt.GetDevice(&w->dev) != hipSuccess)
+		w->dev = 0;
 	*err = hx_rt.EventCreateWithFlags(&w->event, hipEventDisableTiming);
 	if (*err) {
 		hx_err("%s: hipEventCreateWithFlags failed (error %d)", what, (int)*err);

@@ -92,6 +92,10 @@ static const struct sym_entry runtime_syms[] = {
 	SYM(EventDestroy, false),
 	SYM(StreamCreateWithFlags, false),
 	SYM(StreamQuery, false),
+	/* Graph launches: side streams on a wait node's device, their
+	 * idleness (graph_exec.c). */
+	SYM(SetDevice, false),
+	SYM(EventQuery, false),
 };
 #undef SYM
 

@@ -88,6 +88,8 @@ struct hx_runtime {
 	__typeof__(hipEventDestroy) *EventDestroy;
 	__typeof__(hipStreamCreateWithFlags) *StreamCreateWithFlags;
 	__typeof__(hipStreamQuery) *StreamQuery;
+	__typeof__(hipSetDevice) *SetDevice;
+	__typeof__(hipEventQuery) *EventQuery;
 
 	enum hx_abi abi;
 	int version;            /* hipRuntimeGetVersion, 0 if unknown */

@@ -133,6 +133,7 @@ struct hwq {
 
 struct stream {
 	struct stream *next_live; /* registry */
+	int dev; /* CPUHIP_DEVICES: the device current at creation */
 	unsigned int flags;
 	int priority;
 	bool is_null;
@@ -146,6 +147,7 @@ struct stream {
 
 struct event {
 	struct event *next_live;
+	int dev; /* CPUHIP_DEVICES: the device current at creation */
 	unsigned int flags;
 	unsigned int refs;
 	bool dead;
@@ -206,6 +208,13 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static __thread hipError_t tls_last_error;
 static __thread struct stream *tls_per_thread;
 static __thread int tls_device;
+/* CPUHIP_DEVICES=2 (opt-in, for the cases that need a second device): two
+ * devices to choose with hipSetDevice; streams and events belong to the
+ * device current when they are made, and hipEventRecord refuses an event
+ * of another device than the stream's, as clr does (hip_event.cpp
+ * hipEventRecord_common: hipErrorInvalidResourceHandle, 400).  Every other
+ * call still answers for device 0 only. */
+static int ndevices = 1;
 
 /* ------------------------------------------------------------------ */
 /* Helpers                                                             */
@@ -391,6 +400,9 @@ static int runtime_version(void)
 
 static void global_init(void)
 {
+	const char *ndev = getenv("CPUHIP_DEVICES");
+	if (ndev && !strcmp(ndev, "2"))
+		ndevices = 2;
 	cond_init_mono(&g.progress);
 	cond_init_mono(&g.cb_work);
 	pthread_key_create(&g.pts_key, pts_destructor);
@@ -587,6 +599,7 @@ static struct stream *stream_new_locked(unsigned int flags, int priority, bool i
 	struct stream *s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
+	s->dev = is_null ? -1 : tls_device; /* the null stream serves every device */
 	s->flags = flags;
 	s->priority = priority;
 	s->is_null = is_null;
@@ -989,7 +1002,7 @@ CPUHIP_EXPORT hipError_t hipGetDeviceCount(int *count)
 	if (!count)
 		return ret(hipErrorInvalidValue);
 	ensure_init();
-	*count = 1;
+	*count = ndevices;
 	return ret(hipSuccess);
 }
 
@@ -1006,7 +1019,7 @@ CPUHIP_EXPORT hipError_t hipGetDevice(int *id)
 CPUHIP_EXPORT hipError_t hipSetDevice(int id)
 {
 	ensure_init();
-	if (id != 0)
+	if (id < 0 || id >= ndevices)
 		return ret(hipErrorInvalidDevice);
 	tls_device = id;
 	return ret(hipSuccess);
@@ -1558,6 +1571,7 @@ CPUHIP_EXPORT hipError_t hipEventCreateWithFlags(hipEvent_t *out, unsigned flags
 		return ret(hipErrorOutOfMemory);
 	e->flags = flags;
 	e->refs = 1;
+	e->dev = tls_device;
 	pthread_mutex_lock(&g.lock);
 	e->next_live = g.events;
 	g.events = e;
@@ -1624,6 +1638,10 @@ CPUHIP_EXPORT hipError_t hipEventRecord(hipEvent_t h, hipStream_t sh)
 	if (cpuhip_capture_event_record_locked(h, sh)) {
 		pthread_mutex_unlock(&g.lock);
 		return ret(hipSuccess);
+	}
+	if (s->dev >= 0 && s->dev != e->dev) {
+		pthread_mutex_unlock(&g.lock);
+		return ret(hipErrorInvalidHandle);
 	}
 	struct cmd *c = cmd_new(CMD_RECORD);
 	if (!c) {

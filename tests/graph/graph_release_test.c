@@ -14,7 +14,10 @@
  *       graph of an invalidated or unjoined capture: graphs built after it
  *       carry no record of it (no spurious wait, nothing read after free);
  *   hostwait-threads               every release, HIPEXTSEM_HOST_WAIT=1: a
- *       launch blocked in its wait holds no lock another launch needs.
+ *       launch blocked in its wait holds no lock another launch needs;
+ *   failed-launch-stream, two-devices  every release: a launch that fails
+ *       leaves no wait behind to take the next signal, and a wait node made
+ *       on another device than the launch's works (CPUHIP_DEVICES=2).
  *
  * Only calls HIP 5.2 exports are linked; the shim's own graph calls for
  * semaphore nodes (5.3 and later) are looked up at run time.
@@ -380,6 +383,85 @@ static void case_hostwait_threads(void)
 	sem_free(&s);
 }
 
+/* ---- launches that fail leave no wait behind ----------------------- */
+
+/* wait(S) -> work, built and instantiated while `dev` is current. */
+static hipGraphExec_t wait_work_exec(const struct sem *s, hipGraph_t *g, int dev)
+{
+	add_sem_node_fn *add_wait = shim_call("hipGraphAddExternalSemaphoresWaitNode");
+	struct hx_host_node_params hp = { work, NULL };
+	static test_wait_params wp; /* binary: value 0 */
+	struct hx_ext_sem_node_params w = { (hipExternalSemaphore_t *)&s->s, &wp, 1 };
+	hipGraphNode_t wn, hn;
+	hipGraphExec_t x;
+
+	HIPCHECK(hipSetDevice(dev));
+	HIPCHECK(hipGraphCreate(g, 0));
+	HIPCHECK(add_wait(&wn, *g, NULL, 0, &w));
+	HIPCHECK(hipGraphAddHostNode(&hn, *g, &wn, 1, &hp));
+	HIPCHECK(hipGraphInstantiate(&x, *g, NULL, NULL, 0));
+	HIPCHECK(hipSetDevice(0));
+	return x;
+}
+
+/* One good launch: held until one signal of S, then released by it. */
+static void good_launch(hipGraphExec_t x, hipStream_t st, const struct sem *s, const char *after)
+{
+	uint64_t before = count();
+
+	HIPCHECK(hipGraphLaunch(x, st));
+	sleep_ms(30);
+	CHECK(count() == before, "%s: the launch ran before its semaphore was signaled", after);
+	so_signal(drm, s->h, 0);
+	CHECK(count_reaches(before + 1, 3000),
+	      "%s: one signal did not release the next good launch (a wait left behind took it)",
+	      after);
+	HIPCHECK(hipStreamSynchronize(st));
+}
+
+/* A launch on a destroyed stream fails before anything is queued. */
+static void case_failed_launch_stream(void)
+{
+	struct sem s = sem_new(false);
+	hipStream_t st, dead;
+	hipGraphExec_t x;
+	hipGraph_t g;
+
+	x = wait_work_exec(&s, &g, 0);
+	HIPCHECK(hipStreamCreate(&st));
+	HIPCHECK(hipStreamCreate(&dead));
+	HIPCHECK(hipStreamDestroy(dead));
+	CHECK(hipGraphLaunch(x, dead) != hipSuccess, "a launch on a destroyed stream succeeded");
+	good_launch(x, st, &s, "after a launch on a destroyed stream");
+	good_launch(x, st, &s, "the launch after");
+	HIPCHECK(hipGraphExecDestroy(x));
+	HIPCHECK(hipGraphDestroy(g));
+	HIPCHECK(hipStreamDestroy(st));
+	sem_free(&s);
+}
+
+/* CPUHIP_DEVICES=2: the wait node (and its event) made on device 1, the
+ * launch from device 0 onto a device-0 stream: it works, twice. */
+static void case_two_devices(void)
+{
+	struct sem s = sem_new(false);
+	hipGraphExec_t x;
+	hipStream_t st;
+	hipGraph_t g;
+	int n = 0;
+
+	HIPCHECK(hipGetDeviceCount(&n));
+	CHECK(n == 2, "run with CPUHIP_DEVICES=2 (%d device(s))", n);
+	x = wait_work_exec(&s, &g, 1);
+	HIPCHECK(hipStreamCreate(&st));
+	good_launch(x, st, &s, "a launch from another device than the node's");
+	good_launch(x, st, &s, "the launch after");
+	HIPCHECK(hipGraphExecDestroy(x));
+	HIPCHECK(hipGraphDestroy(g));
+	HIPCHECK(hipStreamDestroy(st));
+	sem_free(&s);
+}
+
 int main(int argc, char **argv)
 {
 	const char *c = argc > 1 ? argv[1] : "";
@@ -396,6 +478,10 @@ int main(int argc, char **argv)
 		case_stale_record();
 	else if (!strcmp(c, "hostwait-threads"))
 		case_hostwait_threads();
+	else if (!strcmp(c, "failed-launch-stream"))
+		case_failed_launch_stream();
+	else if (!strcmp(c, "two-devices"))
+		case_two_devices();
 	else
 		FAIL("unknown case '%s'", c);
 	printf("ok %s\n", c);
