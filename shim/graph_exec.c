@@ -27,6 +27,11 @@ struct gexec_entry {
 	struct gw_vals v;     /* the exec's copy */
 	hipStream_t side;     /* created at first launch */
 	int side_dev;
+	/* A wait on `v` is queued on `side` for a launch the runtime then
+	 * refused: it serves the exec's next launch instead of a second
+	 * one (which would leave the first to take the semaphore's next
+	 * signal from it). */
+	bool armed;
 };
 
 struct gexec {
@@ -97,6 +102,10 @@ static void gexec_free_locked(struct gexec *x)
 	for (unsigned i = 0; i < x->n; i++) {
 		struct gexec_entry *e = &x->e[i];
 
+		if (e->armed)
+			hx_warn("exec %p destroyed with a wait queued for a launch the runtime "
+				"refused: it stays pending and takes a signal of its semaphore",
+				(void *)x->exec);
 		/* Never destroyed: a stream may still hold a pending wait, and
 		 * hipStreamDestroy may wait for it. */
 		if (e->side)
@@ -393,7 +402,8 @@ static hipError_t gw_launch(hipGraphExec_t exec, hipStream_t stream, bool spt)
 	}
 	if (!__atomic_load_n(&gw_nexecs, __ATOMIC_RELAXED))
 		return real(exec, stream);
-	blocking = hx_op_wait_blocks();
+	/* 1: waits block the calling thread (the host-wait path). */
+	blocking = hx_op_wait_path(NULL, NULL, 0) == 1;
 	pthread_mutex_lock(&hx_gw_lock);
 	x = gexec_find_locked(exec);
 	if (!x) {
@@ -440,25 +450,30 @@ static hipError_t gw_launch(hipGraphExec_t exec, hipStream_t stream, bool spt)
 		err = gw_side_stream_locked(&x->e[i], x->e[i].w->dev, what);
 	for (unsigned i = 0; i < x->n && !err; i++) {
 		struct gexec_entry *e = &x->e[i];
-		if (!blocking)
+		if (!blocking && !e->armed) {
 			err = hx_op_wait(e->v.handles, e->v.raw_params, e->v.n, e->side);
+			e->armed = !err;
+		}
 		if (!err) {
-			queued++;
 			err = hx_rt.EventRecord(e->w->event, e->side);
 			if (err)
 				hx_err("%s: hipEventRecord on the side stream failed (error %d)",
 				       what, (int)err);
 		}
 	}
+	if (!err)
+		err = real(exec, stream);
 	if (err) {
+		for (unsigned i = 0; i < x->n; i++)
+			queued += x->e[i].armed;
 		hx_err("%s: exec %p not launched (error %d)%s", what, (void *)exec, (int)err,
-		       queued && !blocking ? "; its waits queued so far stay pending" : "");
+		       queued     ? "; the waits queued for it serve its next launch"
+		       : blocking ? "; the signals its waits took are not given back"
+				  : "");
 		goto out;
 	}
-	err = real(exec, stream);
-	if (err && !blocking)
-		hx_err("%s: the runtime refused exec %p (error %d); its %u queued wait(s) stay "
-		       "pending", what, (void *)exec, (int)err, x->n);
+	for (unsigned i = 0; i < x->n; i++)
+		x->e[i].armed = false;
 	hx_dbg("%s: exec %p with %u wait node(s): %d", what, (void *)exec, x->n, (int)err);
 out:
 	pthread_mutex_unlock(&hx_gw_lock);
@@ -533,6 +548,11 @@ hipError_t hx_graph_exec_wait_set(hipGraphExec_t exec, hipGraphNode_t node,
 		}
 		old = e->v;
 		e->v = v;
+		if (e->armed)
+			hx_warn("%s: exec %p had a wait queued on node %p's old params for a "
+				"launch the runtime refused: it stays pending", what,
+				(void *)exec, (void *)node);
+		e->armed = false;
 	}
 	pthread_mutex_unlock(&hx_gw_lock);
 	hx_gw_vals_free(e ? &old : &v);

@@ -65,9 +65,5 @@ bool hx_op_timeline_supported(char *why, size_t n);
 /* Graph wait nodes (graph_wait.c): validates like hx_op_wait, no stream. */
 hipError_t hx_op_wait_validate(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
 			       const char *what);
-/* Waits block the calling thread (the host-wait path: HIPEXTSEM_HOST_WAIT=1,
- * or every stream wait refused): graph launches then wait with no lock
- * held (wait.c). */
-bool hx_op_wait_blocks(void);
 
 #endif

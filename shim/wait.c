@@ -609,18 +609,3 @@ hipError_t hx_op_wait_validate(const hipExternalSemaphore_t *hs, const void *par
 {
 	return hx_reg_validate_args(what, hs, params, n, NULL);
 }
-
-/* Does a wait block the calling thread (the host-wait path)?  Graph
- * launches (graph_exec.c) must not hold their lock across such a wait:
- * the thread whose graph would signal the semaphore could not launch it. */
-bool hx_op_wait_blocks(void)
-{
-	enum wait_path path = atomic_load_explicit(&hx_reg.wait_path, memory_order_acquire);
-
-	if (path == WAIT_PATH_UNKNOWN && hx_reg_init()) {
-		pthread_mutex_lock(&hx_reg.lock);
-		path = choose_wait_path_locked();
-		pthread_mutex_unlock(&hx_reg.lock);
-	}
-	return path == WAIT_PATH_HOST;
-}

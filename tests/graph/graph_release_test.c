@@ -15,7 +15,8 @@
  *       carry no record of it (no spurious wait, nothing read after free);
  *   hostwait-threads               every release, HIPEXTSEM_HOST_WAIT=1: a
  *       launch blocked in its wait holds no lock another launch needs;
- *   failed-launch-stream, two-devices  every release: a launch that fails
+ *   failed-launch-stream, failed-launch-runtime, two-devices  every release:
+ *       a launch that fails (a destroyed stream; the runtime refusing it)
  *       leaves no wait behind to take the next signal, and a wait node made
  *       on another device than the launch's works (CPUHIP_DEVICES=2).
  *
@@ -440,6 +441,27 @@ static void case_failed_launch_stream(void)
 	sem_free(&s);
 }
 
+/* CPUHIP_FAULT_GRAPH_LAUNCH=1: the runtime refuses the first launch after
+ * the shim has queued its wait; that wait serves the next launch. */
+static void case_failed_launch_runtime(void)
+{
+	struct sem s = sem_new(false);
+	hipGraphExec_t x;
+	hipStream_t st;
+	hipGraph_t g;
+
+	x = wait_work_exec(&s, &g, 0);
+	HIPCHECK(hipStreamCreate(&st));
+	CHECK(hipGraphLaunch(x, st) != hipSuccess,
+	      "the first launch succeeded (run with CPUHIP_FAULT_GRAPH_LAUNCH=1)");
+	good_launch(x, st, &s, "after a launch the runtime refused");
+	good_launch(x, st, &s, "the launch after");
+	HIPCHECK(hipGraphExecDestroy(x));
+	HIPCHECK(hipGraphDestroy(g));
+	HIPCHECK(hipStreamDestroy(st));
+	sem_free(&s);
+}
+
 /* CPUHIP_DEVICES=2: the wait node (and its event) made on device 1, the
  * launch from device 0 onto a device-0 stream: it works, twice. */
 static void case_two_devices(void)
@@ -480,6 +502,8 @@ int main(int argc, char **argv)
 		case_hostwait_threads();
 	else if (!strcmp(c, "failed-launch-stream"))
 		case_failed_launch_stream();
+	else if (!strcmp(c, "failed-launch-runtime"))
+		case_failed_launch_runtime();
 	else if (!strcmp(c, "two-devices"))
 		case_two_devices();
 	else
