@@ -6,11 +6,48 @@
  * which neither answers for the graph's nodes.  A shim handle never reaches
  * the runtime's graph API.
  */
+#include <pthread.h>
+
 #include "graph_common.h"
+#include "graph_wait.h"
 #include "intercept.h"
 #include "log.h"
 #include "ops.h"
+#include "registry.h"
 #include "runtime.h"
+
+/* ---- fork ---------------------------------------------------------- */
+
+/* Held across fork() so that a child never inherits a record list halfway
+ * through a change, or a lock held by a thread that does not exist there.
+ * Taken in the order the graph code nests them (the two are never nested
+ * with each other; the wait lock before the registry's). */
+static void graph_fork_prepare(void)
+{
+	hx_graph_signal_fork_lock(true);
+	pthread_mutex_lock(&hx_gw_lock);
+}
+
+static void graph_fork_release(void)
+{
+	pthread_mutex_unlock(&hx_gw_lock);
+	hx_graph_signal_fork_lock(false);
+}
+
+static pthread_once_t graph_fork_once = PTHREAD_ONCE_INIT;
+
+static void graph_fork_register(void)
+{
+	/* The registry registers its handlers in its set-up: first, so that
+	 * these, registered later, take their locks before its lock. */
+	hx_reg_init();
+	pthread_atfork(graph_fork_prepare, graph_fork_release, graph_fork_release);
+}
+
+void hx_graph_fork_setup(void)
+{
+	pthread_once(&graph_fork_once, graph_fork_register);
+}
 
 hipError_t hx_graph_destroy(hipGraph_t graph)
 {

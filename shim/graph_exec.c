@@ -39,6 +39,9 @@ struct gexec {
 	hipGraphExec_t exec;
 	unsigned n;
 	struct gexec_entry *e;
+	/* A failed hipGraphExecUpdate left the exec's nodes in a state no
+	 * record describes: launches are refused. */
+	bool poisoned;
 };
 
 /* Side streams of destroyed execs, reused once idle.  Idle means that
@@ -163,30 +166,26 @@ static bool gw_find_locked(hipGraph_t graph, struct gw_found *f)
 
 /* ---- instantiation ------------------------------------------------------ */
 
-/* After a successful instantiation: remember the exec if its graph holds
- * wait nodes built by the shim.  On failure the exec is destroyed again. */
-static hipError_t gw_instantiated(hipGraphExec_t exec, hipGraph_t graph, const char *what)
+/* The records an exec made from `graph` needs: NULL in *out when the graph
+ * holds no wait node built by the shim.  Every allocation is made here, so
+ * that installing the result cannot fail.  False: out of memory. */
+static bool gw_build_locked(hipGraph_t graph, struct gexec **out)
 {
-	struct gexec *x = NULL, *stale;
+	struct gexec *x = NULL;
 	struct gw_found f;
 
-	pthread_mutex_lock(&hx_gw_lock);
-	/* An exec address reused by the runtime (destroyed behind the shim). */
-	stale = gexec_unlink_locked(exec);
-	if (stale)
-		gexec_free_locked(stale);
+	*out = NULL;
 	if (!gw_find_locked(graph, &f))
 		goto oom;
 	if (!f.n) {
-		pthread_mutex_unlock(&hx_gw_lock);
-		return hipSuccess;
+		free(f.w);
+		return true;
 	}
 	x = calloc(1, sizeof(*x));
 	if (x)
 		x->e = calloc(f.n, sizeof(*x->e));
 	if (!x || !x->e)
 		goto oom;
-	x->exec = exec;
 	for (unsigned i = 0; i < f.n; i++) {
 		struct gwait *w = f.w[i];
 		if (hx_gw_vals_copy(&x->e[i].v, w->v.handles, w->v.raw_params, w->v.n))
@@ -195,22 +194,53 @@ static hipError_t gw_instantiated(hipGraphExec_t exec, hipGraph_t graph, const c
 		w->refs++;
 		x->n = i + 1;
 	}
-	x->next = gexecs;
-	gexecs = x;
-	__atomic_add_fetch(&gw_nexecs, 1, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&hx_gw_lock);
 	free(f.w);
-	hx_dbg("%s: exec %p has %u hipextsem wait node(s)", what, (void *)exec, x->n);
-	return hipSuccess;
+	*out = x;
+	return true;
 oom:
 	if (x)
 		gexec_free_locked(x);
-	pthread_mutex_unlock(&hx_gw_lock);
 	free(f.w);
-	hx_err("%s: out of memory for the exec's wait nodes; exec destroyed", what);
-	if (hx_rt.GraphExecDestroy)
-		hx_rt.GraphExecDestroy(exec);
-	return hipErrorOutOfMemory;
+	return false;
+}
+
+/* Makes `x` (may be NULL) the records of `exec`, replacing any it had. */
+static void gw_install_locked(hipGraphExec_t exec, struct gexec *x)
+{
+	struct gexec *old = gexec_unlink_locked(exec);
+
+	if (old)
+		gexec_free_locked(old);
+	if (!x)
+		return;
+	x->exec = exec;
+	x->next = gexecs;
+	gexecs = x;
+	__atomic_add_fetch(&gw_nexecs, 1, __ATOMIC_RELAXED);
+}
+
+/* After a successful instantiation: remember the exec if its graph holds
+ * wait nodes built by the shim (an earlier record at the same address is
+ * of an exec destroyed behind the shim).  Out of memory, the exec, which
+ * the application has not seen yet, is destroyed again. */
+static hipError_t gw_instantiated(hipGraphExec_t exec, hipGraph_t graph, const char *what)
+{
+	struct gexec *x;
+	bool ok;
+
+	pthread_mutex_lock(&hx_gw_lock);
+	ok = gw_build_locked(graph, &x);
+	gw_install_locked(exec, ok ? x : NULL);
+	pthread_mutex_unlock(&hx_gw_lock);
+	if (!ok) {
+		hx_err("%s: out of memory for the exec's wait nodes; exec destroyed", what);
+		if (hx_rt.GraphExecDestroy)
+			hx_rt.GraphExecDestroy(exec);
+		return hipErrorOutOfMemory;
+	}
+	if (x)
+		hx_dbg("%s: exec %p has %u hipextsem wait node(s)", what, (void *)exec, x->n);
+	return hipSuccess;
 }
 
 hipError_t hx_graph_instantiate(hipGraphExec_t *exec, hipGraph_t graph, hipGraphNode_t *errNode,
@@ -410,6 +440,13 @@ static hipError_t gw_launch(hipGraphExec_t exec, hipStream_t stream, bool spt)
 		pthread_mutex_unlock(&hx_gw_lock);
 		return real(exec, stream);
 	}
+	if (x->poisoned) {
+		hx_err("%s: exec %p is refused: a hipGraphExecUpdate of it failed part-way (the "
+		       "runtime does not roll back); update it again or instantiate anew", what,
+		       (void *)exec);
+		err = hipErrorGraphExecUpdateFailure;
+		goto out;
+	}
 	/* Captured, the pre-launch wait would run now, not at replay. */
 	if (!spt && hx_graph_capturing(stream)) {
 		hx_err("%s: exec %p holds hipextsem wait nodes and cannot be launched into a "
@@ -569,16 +606,21 @@ hipError_t hx_graph_exec_wait_set(hipGraphExec_t exec, hipGraphNode_t node,
  * graph's (clr: in topological order, types and dependency counts must
  * match, then each exec node takes the new node's params, an event-wait
  * node its event).  The shim refuses first, as CUDA does, a wait node whose
- * number of semaphores changed; after the runtime's success the exec's
- * wait entries are those of the new graph, with copies of its params. */
+ * number of semaphores changed.  All or nothing in the shim's records: the
+ * new records are built before the runtime is called (out of memory, the
+ * exec is left as it was, the runtime not asked), and installed once it
+ * succeeded.  A failed update is not rolled back by any release: past the
+ * topology and node-type checks the exec may hold some of the new graph's
+ * events and some of the old's, which no records describe, so it is
+ * refused at launch (logged) until updated again. */
 hipError_t hx_graph_exec_update(hipGraphExec_t exec, hipGraph_t graph, hipGraphNode_t *errNode,
 				int *result)
 {
 	static const char what[] = "hipGraphExecUpdate";
-	struct gw_found f = { 0 };
 	hipGraphNode_t bad = NULL;
-	struct gexec *x;
+	struct gexec *x, *nx;
 	hipError_t err;
+	bool ok;
 
 	if (!hx_runtime_init())
 		return hipErrorNotInitialized;
@@ -587,13 +629,22 @@ hipError_t hx_graph_exec_update(hipGraphExec_t exec, hipGraph_t graph, hipGraphN
 		return hx_rt.GraphExecUpdate(exec, graph, errNode, result);
 	hx_graph_adopt(graph);
 	pthread_mutex_lock(&hx_gw_lock);
+	ok = gw_build_locked(graph, &nx);
 	x = gexec_find_locked(exec);
-	if (x && gw_find_locked(graph, &f) && f.n == x->n)
-		for (unsigned i = 0; i < f.n && !bad; i++)
-			if (f.w[i]->v.n != x->e[i].v.n)
-				bad = f.w[i]->node;
+	if (ok && x && nx && nx->n == x->n)
+		for (unsigned i = 0; i < nx->n && !bad; i++)
+			if (nx->e[i].v.n != x->e[i].v.n)
+				bad = nx->e[i].w->node;
+	if (bad && nx) {
+		gexec_free_locked(nx);
+		nx = NULL;
+	}
 	pthread_mutex_unlock(&hx_gw_lock);
-	free(f.w);
+	if (!ok) {
+		hx_err("%s: out of memory for the new graph's wait nodes; exec %p not updated", what,
+		       (void *)exec);
+		return hipErrorOutOfMemory;
+	}
 	if (bad) {
 		hx_err("%s: wait node %p has a different number of semaphores than the exec's "
 		       "node; not updated", what, (void *)bad);
@@ -602,7 +653,26 @@ hipError_t hx_graph_exec_update(hipGraphExec_t exec, hipGraph_t graph, hipGraphN
 		return hipErrorGraphExecUpdateFailure;
 	}
 	err = hx_rt.GraphExecUpdate(exec, graph, errNode, result);
-	if (err)
-		return err;
-	return gw_instantiated(exec, graph, what);
+	pthread_mutex_lock(&hx_gw_lock);
+	if (!err) {
+		gw_install_locked(exec, nx);
+	} else if (*result == HX_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED ||
+		   *result == HX_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED || (!x && !nx)) {
+		/* Refused before any node changed, or no wait node either side. */
+		if (nx)
+			gexec_free_locked(nx);
+	} else {
+		/* The new records, or the old ones when the new graph has no
+		 * wait node, stand for the exec, marked. */
+		if (!nx)
+			nx = gexec_unlink_locked(exec);
+		nx->poisoned = true;
+		gw_install_locked(exec, nx);
+		hx_err("%s: the runtime failed to update exec %p (error %d, result %d) and does "
+		       "not roll back: its wait nodes may hold either graph's events; it will "
+		       "not be launched until updated again", what, (void *)exec, (int)err,
+		       *result);
+	}
+	pthread_mutex_unlock(&hx_gw_lock);
+	return err;
 }

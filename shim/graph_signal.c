@@ -93,6 +93,7 @@ static struct gsig *gsig_alloc(unsigned n)
 /* Records live until exit: listed once filled. */
 static struct gsig *gsig_list(struct gsig *s)
 {
+	hx_graph_fork_setup();
 	pthread_mutex_lock(&gsig_lock);
 	s->next = gsigs;
 	gsigs = s;
@@ -365,6 +366,14 @@ void hx_graph_signal_forget_dead(void)
 				s->node = NULL, s->graph = s->root = NULL;
 	} while (dead);
 	pthread_mutex_unlock(&gsig_lock);
+}
+
+void hx_graph_signal_fork_lock(bool take)
+{
+	if (take)
+		pthread_mutex_lock(&gsig_lock);
+	else
+		pthread_mutex_unlock(&gsig_lock);
 }
 
 bool hx_graph_signal_any(void)

@@ -178,6 +178,7 @@ static void gwait_discard(struct gwait *w)
 
 static void gwait_list(struct gwait *w, hipGraph_t graph, hipGraph_t root, hipGraphNode_t node)
 {
+	hx_graph_fork_setup();
 	pthread_mutex_lock(&hx_gw_lock);
 	w->graph = graph;
 	w->root = root;

@@ -18,12 +18,16 @@
  *   failed-launch-stream, failed-launch-runtime, two-devices  every release:
  *       a launch that fails (a destroyed stream; the runtime refusing it)
  *       leaves no wait behind to take the next signal, and a wait node made
- *       on another device than the launch's works (CPUHIP_DEVICES=2).
+ *       on another device than the launch's works (CPUHIP_DEVICES=2);
+ *   fork-graph                     every release: children forked while
+ *       another thread works on graphs inherit no graph lock held.
  *
  * Only calls HIP 5.2 exports are linked; the shim's own graph calls for
  * semaphore nodes (5.3 and later) are looked up at run time.
  */
 #include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
 
 #include "hxtest.h"
 #include "hipextsem/hip_graph.h"
@@ -484,6 +488,84 @@ static void case_two_devices(void)
 	sem_free(&s);
 }
 
+/* ---- fork: the graph locks are held across it ----------------------- */
+
+struct churn {
+	const struct sem *s;
+	volatile bool stop;
+};
+
+/* Adds and removes wait nodes without pause: the graph locks are taken
+ * and released all the time. */
+static void *churn_thread(void *p)
+{
+	add_sem_node_fn *add_wait = shim_call("hipGraphAddExternalSemaphoresWaitNode");
+	wait_get_fn *wait_get = shim_call("hipGraphExternalSemaphoresWaitNodeGetParams");
+	struct churn *c = p;
+	test_wait_params wp;
+	struct hx_ext_sem_node_params w = { (hipExternalSemaphore_t *)&c->s->s, &wp, 1 }, got;
+
+	memset(&wp, 0, sizeof(wp));
+	while (!c->stop) {
+		hipGraphNode_t n;
+		hipGraph_t g;
+		if (hipGraphCreate(&g, 0) || add_wait(&n, g, NULL, 0, &w))
+			break;
+		(void)wait_get(n, &got);
+		hipGraphDestroy(g);
+	}
+	return NULL;
+}
+
+/* Children forked while another thread works on graphs can still use
+ * them: none inherits a graph lock held by a thread it does not have. */
+static void case_fork_graph(void)
+{
+	add_sem_node_fn *add_wait = shim_call("hipGraphAddExternalSemaphoresWaitNode");
+	wait_get_fn *wait_get = shim_call("hipGraphExternalSemaphoresWaitNodeGetParams");
+	struct sem s = sem_new(false);
+	struct churn c = { &s, false };
+	test_wait_params wp;
+	struct hx_ext_sem_node_params w = { &s.s, &wp, 1 };
+	hipGraphNode_t n;
+	hipGraph_t g;
+	pthread_t t;
+	int hung = 0;
+
+	memset(&wp, 0, sizeof(wp));
+	HIPCHECK(hipGraphCreate(&g, 0));
+	HIPCHECK(add_wait(&n, g, NULL, 0, &w));
+	CHECK(!pthread_create(&t, NULL, churn_thread, &c), "pthread_create");
+	for (int i = 0; i < 40; i++) {
+		int64_t end = now_ns() + 3000 * 1000000LL;
+		int status = 0;
+		pid_t pid;
+
+		sleep_ms(2);
+		pid = fork();
+		CHECK(pid >= 0, "fork: %s", strerror(errno));
+		if (pid == 0) {
+			struct hx_ext_sem_node_params got;
+			_exit(wait_get(n, &got) == hipSuccess && got.numExtSems == 1 ? 0 : 1);
+		}
+		while (waitpid(pid, &status, WNOHANG) == 0 && now_ns() < end)
+			sleep_ms(1);
+		if (now_ns() >= end) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			hung++;
+			continue;
+		}
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "fork %d: the child could not read its wait node", i);
+	}
+	c.stop = true;
+	pthread_join(t, NULL);
+	CHECK(!hung, "%d of 40 forked children hung on a graph lock", hung);
+	HIPCHECK(hipGraphDestroy(g));
+	sem_free(&s);
+}
+
 int main(int argc, char **argv)
 {
 	const char *c = argc > 1 ? argv[1] : "";
@@ -506,6 +588,8 @@ int main(int argc, char **argv)
 		case_failed_launch_runtime();
 	else if (!strcmp(c, "two-devices"))
 		case_two_devices();
+	else if (!strcmp(c, "fork-graph"))
+		case_fork_graph();
 	else
 		FAIL("unknown case '%s'", c);
 	printf("ok %s\n", c);
