@@ -373,7 +373,13 @@ static hipError_t gw_side_stream_locked(struct gexec_entry *e, int dev, const ch
  * valid: the launch answers for it. */
 static hipError_t gw_stream_check(hipStream_t stream, const char *what)
 {
-	hipError_t q = hx_runtime_stream_query(stream);
+	hipError_t q;
+
+	/* Never asked of a capturing stream: clr's hipStreamQuery
+	 * invalidates the stream's own capture (StreamCaptureOngoing). */
+	if (hx_graph_capturing(stream))
+		return hipSuccess;
+	q = hx_runtime_stream_query(stream);
 
 	if (q == hipSuccess || q == hipErrorNotReady || q == hipErrorStreamCaptureUnsupported ||
 	    q == hipErrorStreamCaptureInvalidated)
