@@ -492,7 +492,7 @@ static void case_two_devices(void)
 
 struct churn {
 	const struct sem *s;
-	volatile bool stop;
+	bool stop; /* atomic */
 };
 
 /* Adds and removes wait nodes without pause: the graph locks are taken
@@ -506,7 +506,7 @@ static void *churn_thread(void *p)
 	struct hx_ext_sem_node_params w = { (hipExternalSemaphore_t *)&c->s->s, &wp, 1 }, got;
 
 	memset(&wp, 0, sizeof(wp));
-	while (!c->stop) {
+	while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
 		hipGraphNode_t n;
 		hipGraph_t g;
 		if (hipGraphCreate(&g, 0) || add_wait(&n, g, NULL, 0, &w))
@@ -559,7 +559,7 @@ static void case_fork_graph(void)
 		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		      "fork %d: the child could not read its wait node", i);
 	}
-	c.stop = true;
+	__atomic_store_n(&c.stop, true, __ATOMIC_RELEASE);
 	pthread_join(t, NULL);
 	CHECK(!hung, "%d of 40 forked children hung on a graph lock", hung);
 	HIPCHECK(hipGraphDestroy(g));
