@@ -6,11 +6,48 @@
  * which neither answers for the graph's nodes.  A shim handle never reaches
  * the runtime's graph API.
  */
+#include <pthread.h>
+
 #include "graph_common.h"
+#include "graph_wait.h"
 #include "intercept.h"
 #include "log.h"
 #include "ops.h"
+#include "registry.h"
 #include "runtime.h"
+
+/* ---- fork ---------------------------------------------------------- */
+
+/* Held across fork() so that a child never inherits a record list halfway
+ * through a change, or a lock held by a thread that does not exist there.
+ * Taken in the order the graph code nests them (the two are never nested
+ * with each other; the wait lock before the registry's). */
+static void graph_fork_prepare(void)
+{
+	hx_graph_signal_fork_lock(true);
+	pthread_mutex_lock(&hx_gw_lock);
+}
+
+static void graph_fork_release(void)
+{
+	pthread_mutex_unlock(&hx_gw_lock);
+	hx_graph_signal_fork_lock(false);
+}
+
+static pthread_once_t graph_fork_once = PTHREAD_ONCE_INIT;
+
+static void graph_fork_register(void)
+{
+	/* The registry registers its handlers in its set-up: first, so that
+	 * these, registered later, take their locks before its lock. */
+	hx_reg_init();
+	pthread_atfork(graph_fork_prepare, graph_fork_release, graph_fork_release);
+}
+
+void hx_graph_fork_setup(void)
+{
+	pthread_once(&graph_fork_once, graph_fork_register);
+}
 
 hipError_t hx_graph_destroy(hipGraph_t graph)
 {
@@ -39,9 +76,9 @@ hipError_t hx_graph_destroy_node(hipGraphNode_t node)
 	if (!hx_runtime_init())
 		return hipErrorNotInitialized;
 	REQUIRE_REAL(GraphDestroyNode, "hipGraphDestroyNode");
-	if (node && hx_rt.GraphNodeGetType && hx_rt.GraphChildGraphNodeGetGraph &&
+	if (node && hx_rt.GraphChildGraphNodeGetGraph &&
 	    (hx_graph_wait_any() || hx_graph_signal_any()) &&
-	    hx_rt.GraphNodeGetType(node, &type) == hipSuccess && type == HX_GRAPH_NODE_GRAPH &&
+	    hx_graph_node_type(node, &type) && type == HX_GRAPH_NODE_GRAPH &&
 	    hx_rt.GraphChildGraphNodeGetGraph(node, &embedded) != hipSuccess)
 		embedded = NULL;
 	err = hx_rt.GraphDestroyNode(node);
@@ -187,9 +224,14 @@ hipError_t hx_graph_add_child_node(hipGraphNode_t *node, hipGraph_t graph,
 }
 
 /* A capture that ends gets its captured signals adopted as signal nodes.
- * One that ends invalidated keeps its records: clr hands out no graph but
- * does not free it either (and with hipStreamBeginCaptureToGraph the graph
- * is the application's, with nodes added before the capture). */
+ * One that ends invalidated or unjoined hands out no graph; up to 6.2.2
+ * clr leaves that graph allocated (and with hipStreamBeginCaptureToGraph
+ * it is the application's, with nodes added before the capture, so its
+ * records must stay), while the development tree deletes it (rocm-systems
+ * projects/clr hipamd/src/hip_graph.cpp hipStreamEndCapture_common ->
+ * Stream::ReleaseCaptureGraph), the application's too.  So the runtime is
+ * asked which nodes it still knows, and the records of freed ones go
+ * before their addresses can name a node of another graph. */
 hipError_t hx_stream_end_capture(hipStream_t stream, hipGraph_t *graph, bool spt)
 {
 	hx_stream_end_capture_fn *real = spt ? hx_rt.StreamEndCapture_spt : hx_rt.StreamEndCapture;
@@ -210,5 +252,9 @@ hipError_t hx_stream_end_capture(hipStream_t stream, hipGraph_t *graph, bool spt
 		capture_ended();
 	if (!err && graph)
 		hx_graph_adopt(*graph);
+	if (err == hipErrorStreamCaptureInvalidated || err == HX_ERR_CAPTURE_UNJOINED) {
+		hx_graph_wait_forget_dead();
+		hx_graph_signal_forget_dead();
+	}
 	return err;
 }

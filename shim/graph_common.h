@@ -31,9 +31,20 @@
 		return hx_rt.fn(__VA_ARGS__);                                               \
 	} while (0)
 
+/* hipErrorStreamCaptureUnjoined (HIP's number; hip_api.h does not name
+ * it). */
+#define HX_ERR_CAPTURE_UNJOINED ((hipError_t)904)
+
+/* The graph locks across fork() (graph.c): registered once, after the
+ * registry's own handlers, so that they are taken before the registry lock
+ * at fork, in the order graph code takes them (a launch holds the wait
+ * lock while it queues a wait). */
+void hx_graph_fork_setup(void);
+
 /* Without a usable device every graph call goes to the runtime. */
 static inline bool hx_graph_usable(void)
 {
+	hx_graph_fork_setup();
 	return hx_runtime_init() && hx_runtime_usable();
 }
 
@@ -86,6 +97,11 @@ static inline bool hx_graph_capturing(hipStream_t stream)
 }
 
 /* graph_walk.c */
+/* The type of `node` in hip_graph.h's numbering (that of HIP 5.3 and
+ * later), whatever the numbering of the runtime in front of the shim: HIP
+ * 5.2 and earlier number hipGraphNodeType from 1.  False when the runtime
+ * cannot say. */
+bool hx_graph_node_type(hipGraphNode_t node, int *type);
 typedef void hx_graph_visit_fn(hipGraph_t graph, hipGraphNode_t node, int type, void *ctx);
 /* Visits every node of `graph` and, below each child-graph node, of the
  * graph embedded in it (any depth), in the runtime's node order.  False
@@ -101,11 +117,15 @@ bool hx_graph_signal_any(void);
 void hx_graph_signal_adopt(hipGraph_t graph, hipGraphNode_t node, hipGraph_t root);
 void hx_graph_signal_forget_graph(hipGraph_t graph);
 void hx_graph_signal_forget_node(hipGraphNode_t node);
+void hx_graph_signal_forget_dead(void);
+/* Takes (true) or gives back (false) the signal records' lock around fork. */
+void hx_graph_signal_fork_lock(bool take);
 /* graph_wait.c */
 bool hx_graph_wait_known(hipGraphNode_t node);
 bool hx_graph_wait_any(void);
 void hx_graph_wait_adopt(hipGraph_t graph, hipGraphNode_t node, hipGraph_t root);
 void hx_graph_wait_forget_graph(hipGraph_t graph);
 void hx_graph_wait_forget_node(hipGraphNode_t node);
+void hx_graph_wait_forget_dead(void);
 
 #endif

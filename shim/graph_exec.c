@@ -8,8 +8,9 @@
  * one pending wait never queues behind another.  hx_gw_lock is held across
  * a whole launch: record + launch of one exec are atomic, so two launches
  * in flight of the same exec (or of two execs sharing a node's event) each
- * bind to their own record.  A node's event lives until its graph and
- * every exec made from it are gone.
+ * bind to their own record; not across a wait that blocks the thread (the
+ * host-wait path, gw_host_waits_locked).  A node's event lives until its
+ * graph and every exec made from it are gone.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,11 @@ struct gexec_entry {
 	struct gw_vals v;     /* the exec's copy */
 	hipStream_t side;     /* created at first launch */
 	int side_dev;
+	/* A wait on `v` is queued on `side` for a launch the runtime then
+	 * refused: it serves the exec's next launch instead of a second
+	 * one (which would leave the first to take the semaphore's next
+	 * signal from it). */
+	bool armed;
 };
 
 struct gexec {
@@ -33,14 +39,42 @@ struct gexec {
 	hipGraphExec_t exec;
 	unsigned n;
 	struct gexec_entry *e;
+	/* A failed hipGraphExecUpdate left the exec's nodes in a state no
+	 * record describes: launches are refused. */
+	bool poisoned;
 };
 
-/* Idle side streams of destroyed execs, reused once they are idle. */
+/* Side streams of destroyed execs, reused once idle.  Idle means that
+ * `idle`, recorded on the stream when it was pooled, has completed.
+ * hipStreamQuery answers 900 for every stream from 5.5 to 6.0 while any
+ * global capture is live, whatever the caller's mode (clr
+ * hipStreamQuery_common -> StreamCaptureOngoing; DESIGN.md section 6), so
+ * that no pooled stream was ever taken then. */
 struct gw_pooled {
 	struct gw_pooled *next;
 	hipStream_t s;
+	hipEvent_t idle; /* NULL: ask hipStreamQuery */
 	int dev;
 };
+
+/* Makes `dev` current for a call that creates or records on its objects;
+ * returns what gw_dev_leave restores (-1: nothing). */
+static int gw_dev_enter(int dev)
+{
+	int cur = -1;
+
+	if (!hx_rt.SetDevice || hx_rt.GetDevice(&cur) != hipSuccess || cur == dev)
+		return -1;
+	return hx_rt.SetDevice(dev) == hipSuccess ? cur : -1;
+}
+
+static void gw_dev_leave(int prev)
+{
+	if (prev >= 0)
+		hx_rt.SetDevice(prev);
+}
+
+static void gw_pool_locked(hipStream_t s, int dev);
 
 static struct gexec *gexecs;
 static struct gw_pooled *gw_pool;
@@ -70,19 +104,15 @@ static void gexec_free_locked(struct gexec *x)
 {
 	for (unsigned i = 0; i < x->n; i++) {
 		struct gexec_entry *e = &x->e[i];
-		struct gw_pooled *p;
 
-		if (e->side) {
-			/* Never destroyed: a stream may still hold a pending wait,
-			 * and hipStreamDestroy may wait for it. */
-			p = malloc(sizeof(*p));
-			if (p) {
-				p->s = e->side;
-				p->dev = e->side_dev;
-				p->next = gw_pool;
-				gw_pool = p;
-			}
-		}
+		if (e->armed)
+			hx_warn("exec %p destroyed with a wait queued for a launch the runtime "
+				"refused: it stays pending and takes a signal of its semaphore",
+				(void *)x->exec);
+		/* Never destroyed: a stream may still hold a pending wait, and
+		 * hipStreamDestroy may wait for it. */
+		if (e->side)
+			gw_pool_locked(e->side, e->side_dev);
 		hx_gw_vals_free(&e->v);
 		if (e->w)
 			hx_gwait_unref_locked(e->w);
@@ -136,30 +166,26 @@ static bool gw_find_locked(hipGraph_t graph, struct gw_found *f)
 
 /* ---- instantiation ------------------------------------------------------ */
 
-/* After a successful instantiation: remember the exec if its graph holds
- * wait nodes built by the shim.  On failure the exec is destroyed again. */
-static hipError_t gw_instantiated(hipGraphExec_t exec, hipGraph_t graph, const char *what)
+/* The records an exec made from `graph` needs: NULL in *out when the graph
+ * holds no wait node built by the shim.  Every allocation is made here, so
+ * that installing the result cannot fail.  False: out of memory. */
+static bool gw_build_locked(hipGraph_t graph, struct gexec **out)
 {
-	struct gexec *x = NULL, *stale;
+	struct gexec *x = NULL;
 	struct gw_found f;
 
-	pthread_mutex_lock(&hx_gw_lock);
-	/* An exec address reused by the runtime (destroyed behind the shim). */
-	stale = gexec_unlink_locked(exec);
-	if (stale)
-		gexec_free_locked(stale);
+	*out = NULL;
 	if (!gw_find_locked(graph, &f))
 		goto oom;
 	if (!f.n) {
-		pthread_mutex_unlock(&hx_gw_lock);
-		return hipSuccess;
+		free(f.w);
+		return true;
 	}
 	x = calloc(1, sizeof(*x));
 	if (x)
 		x->e = calloc(f.n, sizeof(*x->e));
 	if (!x || !x->e)
 		goto oom;
-	x->exec = exec;
 	for (unsigned i = 0; i < f.n; i++) {
 		struct gwait *w = f.w[i];
 		if (hx_gw_vals_copy(&x->e[i].v, w->v.handles, w->v.raw_params, w->v.n))
@@ -168,22 +194,53 @@ static hipError_t gw_instantiated(hipGraphExec_t exec, hipGraph_t graph, const c
 		w->refs++;
 		x->n = i + 1;
 	}
-	x->next = gexecs;
-	gexecs = x;
-	__atomic_add_fetch(&gw_nexecs, 1, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&hx_gw_lock);
 	free(f.w);
-	hx_dbg("%s: exec %p has %u hipextsem wait node(s)", what, (void *)exec, x->n);
-	return hipSuccess;
+	*out = x;
+	return true;
 oom:
 	if (x)
 		gexec_free_locked(x);
-	pthread_mutex_unlock(&hx_gw_lock);
 	free(f.w);
-	hx_err("%s: out of memory for the exec's wait nodes; exec destroyed", what);
-	if (hx_rt.GraphExecDestroy)
-		hx_rt.GraphExecDestroy(exec);
-	return hipErrorOutOfMemory;
+	return false;
+}
+
+/* Makes `x` (may be NULL) the records of `exec`, replacing any it had. */
+static void gw_install_locked(hipGraphExec_t exec, struct gexec *x)
+{
+	struct gexec *old = gexec_unlink_locked(exec);
+
+	if (old)
+		gexec_free_locked(old);
+	if (!x)
+		return;
+	x->exec = exec;
+	x->next = gexecs;
+	gexecs = x;
+	__atomic_add_fetch(&gw_nexecs, 1, __ATOMIC_RELAXED);
+}
+
+/* After a successful instantiation: remember the exec if its graph holds
+ * wait nodes built by the shim (an earlier record at the same address is
+ * of an exec destroyed behind the shim).  Out of memory, the exec, which
+ * the application has not seen yet, is destroyed again. */
+static hipError_t gw_instantiated(hipGraphExec_t exec, hipGraph_t graph, const char *what)
+{
+	struct gexec *x;
+	bool ok;
+
+	pthread_mutex_lock(&hx_gw_lock);
+	ok = gw_build_locked(graph, &x);
+	gw_install_locked(exec, ok ? x : NULL);
+	pthread_mutex_unlock(&hx_gw_lock);
+	if (!ok) {
+		hx_err("%s: out of memory for the exec's wait nodes; exec destroyed", what);
+		if (hx_rt.GraphExecDestroy)
+			hx_rt.GraphExecDestroy(exec);
+		return hipErrorOutOfMemory;
+	}
+	if (x)
+		hx_dbg("%s: exec %p has %u hipextsem wait node(s)", what, (void *)exec, x->n);
+	return hipSuccess;
 }
 
 hipError_t hx_graph_instantiate(hipGraphExec_t *exec, hipGraph_t graph, hipGraphNode_t *errNode,
@@ -228,33 +285,139 @@ hipError_t hx_graph_instantiate_with_params(hipGraphExec_t *exec, hipGraph_t gra
 
 /* ---- launch ------------------------------------------------------------- */
 
+static void gw_pool_locked(hipStream_t s, int dev)
+{
+	struct gw_pooled *p = malloc(sizeof(*p));
+	int prev;
+
+	if (!p)
+		return; /* kept by nobody: a leaked stream, never a freed one */
+	p->s = s;
+	p->dev = dev;
+	p->idle = NULL;
+	if (hx_rt.EventQuery) {
+		prev = gw_dev_enter(dev);
+		if (hx_rt.EventCreateWithFlags(&p->idle, hipEventDisableTiming) != hipSuccess)
+			p->idle = NULL;
+		else if (hx_rt.EventRecord(p->idle, s) != hipSuccess) {
+			hx_rt.EventDestroy(p->idle);
+			p->idle = NULL;
+		}
+		gw_dev_leave(prev);
+	}
+	p->next = gw_pool;
+	gw_pool = p;
+}
+
+/* hipEventQuery, like hipStreamQuery, passes clr's StreamCaptureOngoing
+ * for the stream of the event's latest record (clr hip_event.cpp
+ * ihipEventQuery): asked in Relaxed mode, as the shim's own calls are
+ * (runtime.h). */
+static bool gw_pooled_idle(const struct gw_pooled *p)
+{
+	hipError_t q;
+	int mode;
+
+	if (!p->idle)
+		return hx_runtime_stream_query(p->s) == hipSuccess;
+	mode = hx_runtime_capture_relaxed();
+	q = hx_rt.EventQuery(p->idle);
+	hx_runtime_capture_restore(mode);
+	return q == hipSuccess;
+}
+
+/* The entry's side stream, on `dev`, the device of the node's event (a
+ * record on another device's stream is refused by every release). */
 static hipError_t gw_side_stream_locked(struct gexec_entry *e, int dev, const char *what)
 {
 	hipError_t err;
+	int prev;
 
 	if (e->side && e->side_dev == dev)
 		return hipSuccess;
-	/* A pooled stream is taken only when idle: never behind a pending wait
-	 * (asked in Relaxed mode, runtime.h). */
+	if (e->side) {
+		gw_pool_locked(e->side, e->side_dev);
+		e->side = NULL;
+	}
+	/* A pooled stream is taken only when idle: never behind a pending
+	 * wait. */
 	for (struct gw_pooled **pp = &gw_pool; *pp; pp = &(*pp)->next) {
 		struct gw_pooled *p = *pp;
-		if (p->dev == dev && hx_runtime_stream_query(p->s) == hipSuccess) {
+		if (p->dev == dev && gw_pooled_idle(p)) {
 			*pp = p->next;
 			e->side = p->s;
 			e->side_dev = dev;
+			if (p->idle)
+				hx_rt.EventDestroy(p->idle);
 			free(p);
 			return hipSuccess;
 		}
 	}
+	prev = gw_dev_enter(dev);
 	err = hx_rt.StreamCreateWithFlags(&e->side, hipStreamNonBlocking);
+	gw_dev_leave(prev);
 	if (err) {
-		hx_err("%s: cannot create the side stream for a wait node (error %d)", what,
-		       (int)err);
+		hx_err("%s: cannot create the side stream for a wait node on device %d (error %d)",
+		       what, dev, (int)err);
 		e->side = NULL;
 		return err;
 	}
 	e->side_dev = dev;
 	return hipSuccess;
+}
+
+/* Would the runtime take `stream` for a launch?  Asked before anything is
+ * queued for it: a wait queued for a launch that then fails stays pending
+ * and takes the semaphore's next signal from the next good launch.  A
+ * stream the runtime cannot judge during a capture (900, 901) counts as
+ * valid: the launch answers for it. */
+static hipError_t gw_stream_check(hipStream_t stream, const char *what)
+{
+	hipError_t q;
+
+	/* Never asked of a capturing stream: clr's hipStreamQuery
+	 * invalidates the stream's own capture (StreamCaptureOngoing). */
+	if (hx_graph_capturing(stream))
+		return hipSuccess;
+	q = hx_runtime_stream_query(stream);
+
+	if (q == hipSuccess || q == hipErrorNotReady || q == hipErrorStreamCaptureUnsupported ||
+	    q == hipErrorStreamCaptureInvalidated)
+		return hipSuccess;
+	hx_err("%s: stream %p is not a stream the runtime knows (hipStreamQuery: error %d); "
+	       "nothing launched, no wait queued", what, (void *)stream, (int)q);
+	return q;
+}
+
+/* The host-wait path: the waits of exec `x` block the calling thread, so
+ * they are made on copies of its params with hx_gw_lock released (held,
+ * it would stall every other graph call, and the thread whose graph
+ * signals the semaphore would never get to launch it).  Entered and left
+ * with the lock held; `x` may be gone on return. */
+static hipError_t gw_host_waits_locked(struct gexec *x, hipStream_t stream, const char *what)
+{
+	struct gw_vals *v = calloc(x->n ? x->n : 1, sizeof(*v));
+	unsigned n = x->n, copied = 0;
+	hipError_t err = hipSuccess;
+
+	if (!v) {
+		hx_err("%s: out of memory", what);
+		return hipErrorOutOfMemory;
+	}
+	for (; copied < n && !err; copied++)
+		if (hx_gw_vals_copy(&v[copied], x->e[copied].v.handles, x->e[copied].v.raw_params,
+				    x->e[copied].v.n))
+			err = hipErrorOutOfMemory;
+	pthread_mutex_unlock(&hx_gw_lock);
+	for (unsigned i = 0; i < n && !err; i++)
+		err = hx_op_wait(v[i].handles, v[i].raw_params, v[i].n, stream);
+	for (unsigned i = 0; i < copied; i++)
+		hx_gw_vals_free(&v[i]);
+	free(v);
+	pthread_mutex_lock(&hx_gw_lock);
+	if (err)
+		hx_err("%s: a wait node's blocking wait failed (error %d)", what, (int)err);
+	return err;
 }
 
 static hipError_t gw_launch(hipGraphExec_t exec, hipStream_t stream, bool spt)
@@ -263,7 +426,8 @@ static hipError_t gw_launch(hipGraphExec_t exec, hipStream_t stream, bool spt)
 	hx_graph_launch_fn *real;
 	struct gexec *x = NULL;
 	hipError_t err = hipSuccess;
-	int dev = 0;
+	unsigned queued = 0;
+	bool blocking;
 
 	if (!hx_runtime_init())
 		return hipErrorNotInitialized;
@@ -274,11 +438,20 @@ static hipError_t gw_launch(hipGraphExec_t exec, hipStream_t stream, bool spt)
 	}
 	if (!__atomic_load_n(&gw_nexecs, __ATOMIC_RELAXED))
 		return real(exec, stream);
+	/* 1: waits block the calling thread (the host-wait path). */
+	blocking = hx_op_wait_path(NULL, NULL, 0) == 1;
 	pthread_mutex_lock(&hx_gw_lock);
 	x = gexec_find_locked(exec);
 	if (!x) {
 		pthread_mutex_unlock(&hx_gw_lock);
 		return real(exec, stream);
+	}
+	if (x->poisoned) {
+		hx_err("%s: exec %p is refused: a hipGraphExecUpdate of it failed part-way (the "
+		       "runtime does not roll back); update it again or instantiate anew", what,
+		       (void *)exec);
+		err = hipErrorGraphExecUpdateFailure;
+		goto out;
 	}
 	/* Captured, the pre-launch wait would run now, not at replay. */
 	if (!spt && hx_graph_capturing(stream)) {
@@ -296,13 +469,34 @@ static hipError_t gw_launch(hipGraphExec_t exec, hipStream_t stream, bool spt)
 		       "(error %d)", what, (void *)exec, (int)err);
 		goto out;
 	}
-	if (hx_rt.GetDevice && hx_rt.GetDevice(&dev) != hipSuccess)
-		dev = 0;
+	err = gw_stream_check(stream, what);
+	if (err)
+		goto out;
+	if (blocking) {
+		/* Waited for already; each node's event is then recorded on an
+		 * idle side stream, complete at once, and no other launch can
+		 * be bound to a record that is not (the path is the same for
+		 * every wait of the process). */
+		err = gw_host_waits_locked(x, stream, what);
+		if (err)
+			goto out;
+		x = gexec_find_locked(exec);
+		if (!x) {
+			/* Destroyed meanwhile: the runtime answers for it. */
+			pthread_mutex_unlock(&hx_gw_lock);
+			return real(exec, stream);
+		}
+	}
+	/* Every side stream before any wait: none fails after a wait is
+	 * queued. */
+	for (unsigned i = 0; i < x->n && !err; i++)
+		err = gw_side_stream_locked(&x->e[i], x->e[i].w->dev, what);
 	for (unsigned i = 0; i < x->n && !err; i++) {
 		struct gexec_entry *e = &x->e[i];
-		err = gw_side_stream_locked(e, dev, what);
-		if (!err)
+		if (!blocking && !e->armed) {
 			err = hx_op_wait(e->v.handles, e->v.raw_params, e->v.n, e->side);
+			e->armed = !err;
+		}
 		if (!err) {
 			err = hx_rt.EventRecord(e->w->event, e->side);
 			if (err)
@@ -310,11 +504,19 @@ static hipError_t gw_launch(hipGraphExec_t exec, hipStream_t stream, bool spt)
 				       what, (int)err);
 		}
 	}
+	if (!err)
+		err = real(exec, stream);
 	if (err) {
-		hx_err("%s: exec %p not launched (error %d)", what, (void *)exec, (int)err);
+		for (unsigned i = 0; i < x->n; i++)
+			queued += x->e[i].armed;
+		hx_err("%s: exec %p not launched (error %d)%s", what, (void *)exec, (int)err,
+		       queued     ? "; the waits queued for it serve its next launch"
+		       : blocking ? "; the signals its waits took are not given back"
+				  : "");
 		goto out;
 	}
-	err = real(exec, stream);
+	for (unsigned i = 0; i < x->n; i++)
+		x->e[i].armed = false;
 	hx_dbg("%s: exec %p with %u wait node(s): %d", what, (void *)exec, x->n, (int)err);
 out:
 	pthread_mutex_unlock(&hx_gw_lock);
@@ -389,6 +591,11 @@ hipError_t hx_graph_exec_wait_set(hipGraphExec_t exec, hipGraphNode_t node,
 		}
 		old = e->v;
 		e->v = v;
+		if (e->armed)
+			hx_warn("%s: exec %p had a wait queued on node %p's old params for a "
+				"launch the runtime refused: it stays pending", what,
+				(void *)exec, (void *)node);
+		e->armed = false;
 	}
 	pthread_mutex_unlock(&hx_gw_lock);
 	hx_gw_vals_free(e ? &old : &v);
@@ -405,16 +612,21 @@ hipError_t hx_graph_exec_wait_set(hipGraphExec_t exec, hipGraphNode_t node,
  * graph's (clr: in topological order, types and dependency counts must
  * match, then each exec node takes the new node's params, an event-wait
  * node its event).  The shim refuses first, as CUDA does, a wait node whose
- * number of semaphores changed; after the runtime's success the exec's
- * wait entries are those of the new graph, with copies of its params. */
+ * number of semaphores changed.  All or nothing in the shim's records: the
+ * new records are built before the runtime is called (out of memory, the
+ * exec is left as it was, the runtime not asked), and installed once it
+ * succeeded.  A failed update is not rolled back by any release: past the
+ * topology and node-type checks the exec may hold some of the new graph's
+ * events and some of the old's, which no records describe, so it is
+ * refused at launch (logged) until updated again. */
 hipError_t hx_graph_exec_update(hipGraphExec_t exec, hipGraph_t graph, hipGraphNode_t *errNode,
 				int *result)
 {
 	static const char what[] = "hipGraphExecUpdate";
-	struct gw_found f = { 0 };
 	hipGraphNode_t bad = NULL;
-	struct gexec *x;
+	struct gexec *x, *nx;
 	hipError_t err;
+	bool ok;
 
 	if (!hx_runtime_init())
 		return hipErrorNotInitialized;
@@ -423,13 +635,22 @@ hipError_t hx_graph_exec_update(hipGraphExec_t exec, hipGraph_t graph, hipGraphN
 		return hx_rt.GraphExecUpdate(exec, graph, errNode, result);
 	hx_graph_adopt(graph);
 	pthread_mutex_lock(&hx_gw_lock);
+	ok = gw_build_locked(graph, &nx);
 	x = gexec_find_locked(exec);
-	if (x && gw_find_locked(graph, &f) && f.n == x->n)
-		for (unsigned i = 0; i < f.n && !bad; i++)
-			if (f.w[i]->v.n != x->e[i].v.n)
-				bad = f.w[i]->node;
+	if (ok && x && nx && nx->n == x->n)
+		for (unsigned i = 0; i < nx->n && !bad; i++)
+			if (nx->e[i].v.n != x->e[i].v.n)
+				bad = nx->e[i].w->node;
+	if (bad && nx) {
+		gexec_free_locked(nx);
+		nx = NULL;
+	}
 	pthread_mutex_unlock(&hx_gw_lock);
-	free(f.w);
+	if (!ok) {
+		hx_err("%s: out of memory for the new graph's wait nodes; exec %p not updated", what,
+		       (void *)exec);
+		return hipErrorOutOfMemory;
+	}
 	if (bad) {
 		hx_err("%s: wait node %p has a different number of semaphores than the exec's "
 		       "node; not updated", what, (void *)bad);
@@ -438,7 +659,26 @@ hipError_t hx_graph_exec_update(hipGraphExec_t exec, hipGraph_t graph, hipGraphN
 		return hipErrorGraphExecUpdateFailure;
 	}
 	err = hx_rt.GraphExecUpdate(exec, graph, errNode, result);
-	if (err)
-		return err;
-	return gw_instantiated(exec, graph, what);
+	pthread_mutex_lock(&hx_gw_lock);
+	if (!err) {
+		gw_install_locked(exec, nx);
+	} else if (*result == HX_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED ||
+		   *result == HX_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED || (!x && !nx)) {
+		/* Refused before any node changed, or no wait node either side. */
+		if (nx)
+			gexec_free_locked(nx);
+	} else {
+		/* The new records, or the old ones when the new graph has no
+		 * wait node, stand for the exec, marked. */
+		if (!nx)
+			nx = gexec_unlink_locked(exec);
+		nx->poisoned = true;
+		gw_install_locked(exec, nx);
+		hx_err("%s: the runtime failed to update exec %p (error %d, result %d) and does "
+		       "not roll back: its wait nodes may hold either graph's events; it will "
+		       "not be launched until updated again", what, (void *)exec, (int)err,
+		       *result);
+	}
+	pthread_mutex_unlock(&hx_gw_lock);
+	return err;
 }

@@ -37,6 +37,11 @@ struct gsig {
 	hipExternalSemaphore_t *handles;
 	uint64_t *values;
 	void *raw_params; /* the caller's params, for GetParams */
+	/* A captured signal's own record, which no graph the shim has seen
+	 * holds yet: a graph gets a copy when its capture ends (or the record
+	 * itself, marked adopted, when no copy can be made).  If it runs
+	 * while still unadopted, the runtime ran it outside any graph. */
+	bool unadopted;
 };
 
 static pthread_mutex_t gsig_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -45,6 +50,20 @@ static struct gsig *gsigs;
 static void gsig_run(void *data)
 {
 	struct gsig *s = data;
+
+	/* A signal meant for a graph, run at once: 5.3 to 6.1 enqueue
+	 * hipLaunchHostFunc for real on a stream whose capture was invalidated
+	 * (clr rocm-6.1.2 hip_internal.hpp STREAM_CAPTURE captures Active
+	 * streams only).  The shim refuses such a capture when it sees it;
+	 * this is the capture invalidated by another thread between that
+	 * check and the enqueue.  Signaling now would pass the Vulkan side
+	 * before the captured work ever ran. */
+	if (__atomic_load_n(&s->unadopted, __ATOMIC_ACQUIRE)) {
+		hx_err("a captured semaphore signal ran outside any graph (its capture was "
+		       "invalidated as it was recorded, and the runtime enqueued it); not "
+		       "signaled");
+		return;
+	}
 	hx_op_signal_handles(s->handles, s->values, s->n);
 }
 
@@ -74,6 +93,7 @@ static struct gsig *gsig_alloc(unsigned n)
 /* Records live until exit: listed once filled. */
 static struct gsig *gsig_list(struct gsig *s)
 {
+	hx_graph_fork_setup();
 	pthread_mutex_lock(&gsig_lock);
 	s->next = gsigs;
 	gsigs = s;
@@ -286,6 +306,7 @@ void hx_graph_signal_adopt(hipGraph_t graph, hipGraphNode_t node, hipGraph_t roo
 	if (!s) {
 		hx_err("signal node %p of graph %p (a copy): out of memory; it keeps the "
 		       "original's data", (void *)node, (void *)graph);
+		__atomic_store_n(&src->unadopted, false, __ATOMIC_RELEASE);
 		return;
 	}
 	hp.userData = s;
@@ -293,6 +314,7 @@ void hx_graph_signal_adopt(hipGraph_t graph, hipGraphNode_t node, hipGraph_t roo
 	if (err) {
 		hx_err("hipGraphHostNodeSetParams on node %p failed (error %d); the copy keeps "
 		       "the original's data", (void *)node, (int)err);
+		__atomic_store_n(&src->unadopted, false, __ATOMIC_RELEASE);
 		return;
 	}
 	pthread_mutex_lock(&gsig_lock);
@@ -324,6 +346,36 @@ void hx_graph_signal_forget_node(hipGraphNode_t node)
 	pthread_mutex_unlock(&gsig_lock);
 }
 
+/* As hx_graph_wait_forget_dead (graph_wait.c): records of nodes the
+ * runtime freed no longer answer for their addresses. */
+void hx_graph_signal_forget_dead(void)
+{
+	hipGraph_t dead;
+	int type;
+
+	if (!hx_rt.GraphNodeGetType)
+		return;
+	pthread_mutex_lock(&gsig_lock);
+	do {
+		dead = NULL;
+		for (struct gsig *s = gsigs; s && !dead; s = s->next)
+			if (s->node && hx_rt.GraphNodeGetType(s->node, &type) != hipSuccess)
+				dead = s->root;
+		for (struct gsig *s = gsigs; s && dead; s = s->next)
+			if (s->node && (s->graph == dead || s->root == dead))
+				s->node = NULL, s->graph = s->root = NULL;
+	} while (dead);
+	pthread_mutex_unlock(&gsig_lock);
+}
+
+void hx_graph_signal_fork_lock(bool take)
+{
+	if (take)
+		pthread_mutex_lock(&gsig_lock);
+	else
+		pthread_mutex_unlock(&gsig_lock);
+}
+
 bool hx_graph_signal_any(void)
 {
 	bool any;
@@ -350,9 +402,22 @@ static __attribute__((noinline)) hipError_t signal_maybe_captured(const hipExter
 	static const char what[] = "hipSignalExternalSemaphoresAsync (captured)";
 	struct gsig *s;
 	hipError_t err;
+	int status;
 
-	if (!hx_graph_capturing(stream) || !hx_runtime_init() || !hx_runtime_usable())
+	if (!hx_runtime_init() || !hx_runtime_usable())
 		return hx_op_signal(hs, params, n, stream);
+	status = hx_runtime_capture_status(stream);
+	if (status == HX_CAPTURE_STATUS_NONE)
+		return hx_op_signal(hs, params, n, stream);
+	/* Refused here on every release: 5.3 to 6.1 would enqueue the host
+	 * function for real (signaling at once, before the captured work ever
+	 * ran), 6.2 refuses it itself (clr 19b4660cb), 5.2 has no
+	 * hipLaunchHostFunc. */
+	if (status == HX_CAPTURE_STATUS_INVALIDATED) {
+		hx_err("%s: the capture of stream %p was invalidated; signal not recorded", what,
+		       (void *)stream);
+		return hipErrorStreamCaptureInvalidated;
+	}
 	if (!hx_rt.LaunchHostFunc) {
 		hx_err("%s: this runtime has no hipLaunchHostFunc to record the signal into the "
 		       "graph", what);
@@ -362,6 +427,7 @@ static __attribute__((noinline)) hipError_t signal_maybe_captured(const hipExter
 	s = gsig_new(hs, params, n, what, &err);
 	if (!s)
 		return err;
+	__atomic_store_n(&s->unadopted, true, __ATOMIC_RELEASE);
 	err = hx_rt.LaunchHostFunc(stream, gsig_run, s);
 	if (err)
 		hx_err("%s: hipLaunchHostFunc on capturing stream %p failed (error %d)", what,

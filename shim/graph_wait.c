@@ -155,6 +155,8 @@ static struct gwait *gwait_new(struct gw_vals *v, const char *what, hipError_t *
 	}
 	w->v = *v;
 	memset(v, 0, sizeof(*v));
+	if (hx_rt.GetDevice(&w->dev) != hipSuccess)
+		w->dev = 0;
 	*err = hx_rt.EventCreateWithFlags(&w->event, hipEventDisableTiming);
 	if (*err) {
 		hx_err("%s: hipEventCreateWithFlags failed (error %d)", what, (int)*err);
@@ -176,6 +178,7 @@ static void gwait_discard(struct gwait *w)
 
 static void gwait_list(struct gwait *w, hipGraph_t graph, hipGraph_t root, hipGraphNode_t node)
 {
+	hx_graph_fork_setup();
 	pthread_mutex_lock(&hx_gw_lock);
 	w->graph = graph;
 	w->root = root;
@@ -468,6 +471,38 @@ void hx_graph_wait_forget_graph(hipGraph_t graph)
 		if (graph && w->node && (w->graph == graph || w->root == graph))
 			gwait_forget_locked(w);
 	}
+	pthread_mutex_unlock(&hx_gw_lock);
+}
+
+/* The runtime may have freed graphs behind the shim (the development
+ * tree's hipStreamEndCapture deletes the graph of an invalidated or
+ * unjoined capture): every record whose node the runtime no longer knows
+ * is dropped with the rest of its top-level graph's, before the address
+ * can come back as a node of another graph.  Asking is safe where graphs
+ * are freed (clr checks GraphNode::isNodeValid in hipGraphNodeGetType);
+ * releases that do not check never free them. */
+void hx_graph_wait_forget_dead(void)
+{
+	hipGraph_t dead;
+	int type;
+
+	if (!hx_rt.GraphNodeGetType)
+		return;
+	pthread_mutex_lock(&hx_gw_lock);
+	do {
+		dead = NULL;
+		for (struct gwait *w = gwaits; w && !dead; w = w->next)
+			if (w->node && hx_rt.GraphNodeGetType(w->node, &type) != hipSuccess)
+				dead = w->root;
+		for (struct gwait *w = gwaits, *next; w && dead; w = next) {
+			next = w->next;
+			if (w->node && (w->graph == dead || w->root == dead)) {
+				hx_dbg("wait node %p of graph %p: freed by the runtime; forgotten",
+				       (void *)w->node, (void *)dead);
+				gwait_forget_locked(w);
+			}
+		}
+	} while (dead);
 	pthread_mutex_unlock(&hx_gw_lock);
 }
 

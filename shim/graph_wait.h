@@ -30,6 +30,8 @@ struct gwait {
 			      * child-graph node `graph` is embedded in */
 	hipGraphNode_t node; /* NULL once the graph is destroyed */
 	hipEvent_t event;
+	int dev;             /* the device current when the event was made: its
+			      * records must be on a stream of that device */
 	struct gw_vals v;    /* the graph node's params */
 	unsigned refs;       /* the graph + one per exec entry */
 };

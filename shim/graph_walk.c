@@ -18,6 +18,48 @@
 #include "log.h"
 #include "runtime.h"
 
+/* HIP 5.2 and earlier number hipGraphNodeType from 1 (Kernel 1, Memcpy 2,
+ * Memset 3, Host 4, Graph 5, Empty 6, WaitEvent 7, EventRecord 8: the
+ * hip_runtime_api.h of 5.2.3); HIP 64a4f67f5 (5.3) renumbered from 0, the
+ * numbering of hip_graph.h.  Read with the newer numbers, a 5.2 event-wait
+ * node is an event-record node and would never be found as a wait node,
+ * so nothing would hold a launch.  The runtime's version says which
+ * numbering it speaks; without one, hipLaunchHostFunc (new in 5.3, with
+ * the renumbering) does.  Known once, kept. */
+static int numbering_base = -1; /* 0, 1, or -1 while not known */
+
+static int node_type_base(void)
+{
+	int base = __atomic_load_n(&numbering_base, __ATOMIC_RELAXED);
+	int version = hx_rt.version;
+
+	if (base >= 0)
+		return base;
+	if (!version && hx_rt.RuntimeGetVersion && hx_rt.RuntimeGetVersion(&version) != hipSuccess)
+		version = 0;
+	if (hx_rt.abi != HX_ABI_5)
+		base = 0;
+	else if (version)
+		base = version < 50300000 ? 1 : 0;
+	else
+		base = hx_rt.LaunchHostFunc ? 0 : 1;
+	if (base)
+		hx_info("the HIP runtime (version %d) numbers graph node types from 1 (HIP 5.2 "
+			"and earlier); read as such", version);
+	__atomic_store_n(&numbering_base, base, __ATOMIC_RELAXED);
+	return base;
+}
+
+bool hx_graph_node_type(hipGraphNode_t node, int *type)
+{
+	int raw = -1;
+
+	if (!node || !hx_rt.GraphNodeGetType || hx_rt.GraphNodeGetType(node, &raw) != hipSuccess)
+		return false;
+	*type = raw - node_type_base();
+	return true;
+}
+
 /* Deeper nesting than any real graph; a cycle the runtime should never
  * produce stops here instead of recursing without end. */
 #define HX_GRAPH_MAX_DEPTH 64
@@ -51,7 +93,7 @@ static bool walk(hipGraph_t graph, hx_graph_visit_fn *visit, void *ctx, unsigned
 		hipGraph_t child = NULL;
 		int type = -1;
 
-		if (!nodes[i] || hx_rt.GraphNodeGetType(nodes[i], &type) != hipSuccess)
+		if (!nodes[i] || !hx_graph_node_type(nodes[i], &type))
 			continue;
 		visit(graph, nodes[i], type, ctx);
 		if (type == HX_GRAPH_NODE_GRAPH && hx_rt.GraphChildGraphNodeGetGraph &&

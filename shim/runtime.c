@@ -98,6 +98,10 @@ static const struct sym_entry runtime_syms[] = {
 	SYM(StreamWaitEvent, false),
 	SYM(StreamDestroy, false),
 	SYM(GetProcAddress_spt, false),
+	/* Graph launches: side streams on a wait node's device, their
+	 * idleness (graph_exec.c). */
+	SYM(SetDevice, false),
+	SYM(EventQuery, false),
 };
 #undef SYM
 

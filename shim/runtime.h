@@ -98,6 +98,8 @@ struct hx_runtime {
 	__typeof__(hipStreamDestroy) *StreamDestroy;
 	/* optional: the development tree's per-thread lookup (procaddr.c) */
 	__typeof__(hipGetProcAddress) *GetProcAddress_spt;
+	__typeof__(hipSetDevice) *SetDevice;
+	__typeof__(hipEventQuery) *EventQuery;
 
 	enum hx_abi abi;
 	/* exports an entry point newer than 6.2 (a node from hip_6.4 on, or

@@ -144,6 +144,7 @@ struct hwq {
 
 struct stream {
 	struct stream *next_live; /* registry */
+	int dev; /* CPUHIP_DEVICES: the device current at creation */
 	unsigned int flags;
 	int priority;
 	bool is_null;
@@ -157,6 +158,7 @@ struct stream {
 
 struct event {
 	struct event *next_live;
+	int dev; /* CPUHIP_DEVICES: the device current at creation */
 	unsigned int flags;
 	unsigned int refs;
 	bool dead;
@@ -216,6 +218,13 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static __thread hipError_t tls_last_error;
 static __thread struct stream *tls_per_thread;
 static __thread int tls_device;
+/* CPUHIP_DEVICES=2 (opt-in, for the cases that need a second device): two
+ * devices to choose with hipSetDevice; streams and events belong to the
+ * device current when they are made, and hipEventRecord refuses an event
+ * of another device than the stream's, as clr does (hip_event.cpp
+ * hipEventRecord_common: hipErrorInvalidResourceHandle, 400).  Every other
+ * call still answers for device 0 only. */
+static int ndevices = 1;
 
 /* ------------------------------------------------------------------ */
 /* Helpers                                                             */
@@ -453,6 +462,9 @@ static int runtime_version(void)
 
 static void global_init(void)
 {
+	const char *ndev = getenv("CPUHIP_DEVICES");
+	if (ndev && !strcmp(ndev, "2"))
+		ndevices = 2;
 	cond_init_mono(&g.progress);
 	cond_init_mono(&g.cb_work);
 	const char *e = getenv("GPU_MAX_HW_QUEUES");
@@ -648,6 +660,7 @@ static struct stream *stream_new_locked(unsigned int flags, int priority, bool i
 	struct stream *s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
+	s->dev = is_null ? -1 : tls_device; /* the null stream serves every device */
 	s->flags = flags;
 	s->priority = priority;
 	s->is_null = is_null;
@@ -777,13 +790,17 @@ static hipError_t submit_locked(struct stream *s, struct cmd *c, hipStream_t use
 	return hipSuccess;
 }
 
+/* Set around the one enqueue that 5.3 to 6.1 let past an invalidated
+ * capture (hipLaunchHostFunc, below). */
+static __thread bool past_invalidated_capture;
+
 /* Lookup + submit in one step. */
 static hipError_t submit(hipStream_t h, struct cmd *c)
 {
 	if (!c)
 		return hipErrorOutOfMemory;
 	ensure_init();
-	if (cpuhip_capture_active(h)) {
+	if (!past_invalidated_capture && cpuhip_capture_active(h)) {
 		/* This runtime records only host functions, event records and
 		 * cross-stream waits into a capture (cpuhip_capture.c). */
 		free(c->deps);
@@ -1046,7 +1063,7 @@ CPUHIP_EXPORT hipError_t hipGetDeviceCount(int *count)
 	if (!count)
 		return ret(hipErrorInvalidValue);
 	ensure_init();
-	*count = 1;
+	*count = ndevices;
 	return ret(hipSuccess);
 }
 
@@ -1063,7 +1080,7 @@ CPUHIP_EXPORT hipError_t hipGetDevice(int *id)
 CPUHIP_EXPORT hipError_t hipSetDevice(int id)
 {
 	ensure_init();
-	if (id != 0)
+	if (id < 0 || id >= ndevices)
 		return ret(hipErrorInvalidDevice);
 	tls_device = id;
 	return ret(hipSuccess);
@@ -1476,15 +1493,25 @@ CPUHIP_EXPORT hipError_t hipStreamAddCallback(hipStream_t h, hipStreamCallback_t
 CPUHIP_EXPORT hipError_t hipLaunchHostFunc(hipStream_t h, hipHostFn_t fn, void *data)
 {
 	/* clr STREAM_CAPTURE: Active -> capturehipLaunchHostFunc, Invalidated
-	 * -> hipErrorStreamCaptureInvalidated. */
+	 * -> hipErrorStreamCaptureInvalidated from 6.2.0 (clr 19b4660cb).  5.3
+	 * to 6.1.x capture only Active streams and let an Invalidated one fall
+	 * through to a real enqueue (clr rocm-6.1.2 hip_internal.hpp
+	 * STREAM_CAPTURE): the function runs at once, outside any graph. */
 	if (!fn)
 		return ret(hipErrorInvalidValue);
 	dev_callback_check("hipLaunchHostFunc", h);
 	int st = cpuhip_capture_status(h);
 	if (st == 1)
 		return ret(cpuhip_capture_host_fn(h, fn, data));
-	if (st == 2)
+	if (st == 2 && cpuhip_release() >= 602)
 		return ret(hipErrorStreamCaptureInvalidated);
+	if (st == 2) {
+		hipError_t e;
+		past_invalidated_capture = true;
+		e = add_callback(h, CMD_HOST_FN, NULL, fn, data);
+		past_invalidated_capture = false;
+		return ret(e);
+	}
 	return ret(add_callback(h, CMD_HOST_FN, NULL, fn, data));
 }
 #endif
@@ -1661,6 +1688,7 @@ CPUHIP_EXPORT hipError_t hipEventCreateWithFlags(hipEvent_t *out, unsigned flags
 		return ret(hipErrorOutOfMemory);
 	e->flags = flags;
 	e->refs = 1;
+	e->dev = tls_device;
 	pthread_mutex_lock(&g.lock);
 	e->next_live = g.events;
 	g.events = e;
@@ -1727,6 +1755,10 @@ CPUHIP_EXPORT hipError_t hipEventRecord(hipEvent_t h, hipStream_t sh)
 	if (cpuhip_capture_event_record_locked(h, sh)) {
 		pthread_mutex_unlock(&g.lock);
 		return ret(hipSuccess);
+	}
+	if (s->dev >= 0 && s->dev != e->dev) {
+		pthread_mutex_unlock(&g.lock);
+		return ret(hipErrorInvalidHandle);
 	}
 	struct cmd *c = cmd_new(CMD_RECORD);
 	if (!c) {
@@ -1848,10 +1880,10 @@ CPUHIP_EXPORT hipError_t hipStreamWaitEvent(hipStream_t sh, hipEvent_t h, unsign
 	pthread_mutex_lock(&g.lock);
 	struct event *e = lookup_event_locked(h);
 	struct stream *s = lookup_stream_locked(sh);
-	/* 6.x (clr hipStreamWaitEvent_common): after the handle checks, a
+	/* clr hipStreamWaitEvent_common (both flavours): after the handle checks, a
 	 * captured event joins the waiting stream into its capture, before
 	 * the flags are looked at (cpuhip_capture.c). */
-	if (CPUHIP_ABI == 6 && e && s) {
+	if (e && s) {
 		bool handled;
 		hipError_t ce = cpuhip_capture_wait_event_locked(sh, h, flags, stream_valid_locked,
 								 &handled);

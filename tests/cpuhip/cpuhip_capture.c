@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cpuhip: stream capture (6.x flavour), after ROCm clr rocm-6.2.2
+ * cpuhip: stream capture (both flavours), after ROCm clr rocm-6.2.2
  * (hipamd/src/hip_graph.cpp hipStreamBeginCapture_common,
  * hipStreamEndCapture_common, hipStreamGetCaptureInfo_v2_common,
  * ihipStreamUpdateCaptureDependencies, hipThreadExchangeStreamCaptureMode,
@@ -23,8 +23,6 @@
 #include <string.h>
 
 #include "cpuhip_graph_internal.h"
-
-#if CPUHIP_ABI == 6
 
 struct cstream {
 	struct cstream *next;
@@ -343,8 +341,15 @@ static hipError_t end_locked(struct cstream *c, hipGraph_t *pGraph)
 	c->in_all = false;
 	if (c->status == HX_CAPTURE_STATUS_INVALIDATED) {
 		/* clr returns no graph and leaves the stream's state as it is
-		 * (status stays Invalidated until a new capture). */
+		 * (status stays Invalidated until a new capture).  Up to 6.2.2
+		 * the graph is left allocated; the development tree deletes it
+		 * (rocm-systems projects/clr hipamd/src/hip_graph.cpp
+		 * hipStreamEndCapture_common -> Stream::ReleaseCaptureGraph),
+		 * a hipStreamBeginCaptureToGraph graph, the application's, too
+		 * (cpuhip has no such call); cpuhip plays that tree as 7.x. */
 		*pGraph = NULL;
+		if (g && cpuhip_release() >= 700)
+			graph_free_locked(g);
 		return hipErrorStreamCaptureInvalidated;
 	}
 	if (!g) {
@@ -373,8 +378,13 @@ static hipError_t end_locked(struct cstream *c, hipGraph_t *pGraph)
 		for (struct hipGraphNode *n = g->head; n; n = n->next)
 			n->manual = false;
 		if (counted > 1 && !in_removed) {
-			/* clr leaves *pGraph unset and the stream Active. */
+			/* clr leaves *pGraph unset and the stream Active; the
+			 * development tree (7.x here) deletes the graph too, "as
+			 * it can't be retrieved anymore" (hipStreamEndCapture_common,
+			 * Stream::ReleaseCaptureGraph). */
 			*pGraph = NULL;
+			if (cpuhip_release() >= 700)
+				graph_free_locked(g);
 			fprintf(stderr, "cpuhip: hipStreamEndCapture: capture has unjoined work\n");
 			return CPUHIP_ERR_CAPTURE_UNJOINED;
 		}
@@ -687,73 +697,3 @@ void cpuhip_capture_forget(hipStream_t h)
 			e->stream = NULL;
 	pthread_mutex_unlock(&glock);
 }
-
-#else /* 5.x flavour: no graphs here */
-
-bool cpuhip_capture_active(hipStream_t h)
-{
-	(void)h;
-	return false;
-}
-
-int cpuhip_capture_status(hipStream_t h)
-{
-	(void)h;
-	return 0;
-}
-
-bool cpuhip_capture_ongoing(hipStream_t h)
-{
-	(void)h;
-	return false;
-}
-
-bool cpuhip_capture_global_live(void)
-{
-	return false;
-}
-
-hipError_t cpuhip_capture_check_supported(void)
-{
-	return hipSuccess;
-}
-
-void cpuhip_graph_fork_lock(void)
-{
-}
-
-void cpuhip_graph_fork_unlock(void)
-{
-}
-
-hipError_t cpuhip_capture_host_fn(hipStream_t h, hipHostFn_t fn, void *data)
-{
-	(void)h, (void)fn, (void)data;
-	return hipErrorNotSupported;
-}
-
-bool cpuhip_capture_event_record_locked(hipEvent_t ev, hipStream_t s)
-{
-	(void)ev, (void)s;
-	return false;
-}
-
-hipError_t cpuhip_capture_wait_event_locked(hipStream_t ws, hipEvent_t ev, unsigned int flags,
-					    bool (*stream_ok)(hipStream_t), bool *handled)
-{
-	(void)ws, (void)ev, (void)flags, (void)stream_ok;
-	*handled = false;
-	return hipSuccess;
-}
-
-void cpuhip_capture_event_gone(hipEvent_t ev)
-{
-	(void)ev;
-}
-
-void cpuhip_capture_forget(hipStream_t h)
-{
-	(void)h;
-}
-
-#endif

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cpuhip: graphs and nodes (6.x flavour), with ROCm clr's semantics
+ * cpuhip: graphs and nodes (both flavours; 5.2 numbers node types from 1,
+ * see hipGraphNodeGetType), with ROCm clr's semantics
  * (rocm-6.2.2 hipamd/src/hip_graph.cpp, hip_graph_internal.hpp/.cpp):
  *
  * - nodes: host, empty, event wait/record, external-semaphore signal/wait,
@@ -24,8 +25,6 @@
 #include <string.h>
 
 #include "cpuhip_graph_internal.h"
-
-#if CPUHIP_ABI == 6
 
 pthread_mutex_t glock = PTHREAD_MUTEX_INITIALIZER;
 struct ihipGraph *graphs;
@@ -609,12 +608,22 @@ CPUHIP_EXPORT hipError_t hipGraphNodeGetDependencies(hipGraphNode_t node, hipGra
 	return cpuhip_set_last_error(e);
 }
 
+/* Node types are kept in the numbering of 5.3 and later (hip_graph.h).
+ * HIP 5.2 and earlier number hipGraphNodeType from 1 (Kernel 1 ... Host 4,
+ * Graph 5, Empty 6, WaitEvent 7, EventRecord 8: the 5.2.3 hip_runtime_api.h
+ * Debian ships); HIP 64a4f67f5 (5.3) renumbered from 0.  The type a
+ * release hands out is the only place the numbering shows. */
+static int node_type_out(int type)
+{
+	return cpuhip_release() < 503 ? type + 1 : type;
+}
+
 CPUHIP_EXPORT hipError_t hipGraphNodeGetType(hipGraphNode_t node, int *pType)
 {
 	pthread_mutex_lock(&glock);
 	struct hipGraphNode *n = node_ok_locked(node);
 	if (n && pType)
-		*pType = n->type;
+		*pType = node_type_out(n->type);
 	pthread_mutex_unlock(&glock);
 	return cpuhip_set_last_error(n && pType ? hipSuccess : hipErrorInvalidValue);
 }
@@ -731,5 +740,3 @@ CPUHIP_EXPORT hipError_t hipGraphChildGraphNodeGetGraph(hipGraphNode_t node, hip
 	pthread_mutex_unlock(&glock);
 	return cpuhip_set_last_error(e);
 }
-
-#endif

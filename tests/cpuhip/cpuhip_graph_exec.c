@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cpuhip: node parameters and executable graphs (6.x flavour), after ROCm
+ * cpuhip: node parameters and executable graphs (both flavours), after ROCm
  * clr rocm-6.2.2 hipamd/src/hip_graph.cpp and hip_graph_internal.hpp:
  *
  * - hipGraphInstantiate* clone the graph into the exec (ihipGraphInstantiate
@@ -19,8 +19,6 @@
 #include <string.h>
 
 #include "cpuhip_graph_internal.h"
-
-#if CPUHIP_ABI == 6
 
 static hipError_t event_get(hipGraphNode_t node, hipEvent_t *out, int type)
 {
@@ -378,6 +376,19 @@ static int flatten_locked(const struct ihipGraph *g, struct run_list *l)
 	return 0;
 }
 
+/* Test-only fault mode: CPUHIP_FAULT_GRAPH_LAUNCH=N makes the process's
+ * Nth hipGraphLaunch fail with hipErrorOutOfMemory, after every check and
+ * before anything is enqueued (a runtime refusing a launch its caller had
+ * no way to foresee). */
+static bool launch_fault(void)
+{
+	static unsigned launches;
+	const char *e = getenv("CPUHIP_FAULT_GRAPH_LAUNCH");
+	unsigned n = __atomic_add_fetch(&launches, 1, __ATOMIC_RELAXED);
+
+	return e && *e && strtoul(e, NULL, 10) == n;
+}
+
 CPUHIP_EXPORT hipError_t hipGraphLaunch(hipGraphExec_t exec, hipStream_t stream)
 {
 	struct run_list l = { 0 };
@@ -395,6 +406,10 @@ CPUHIP_EXPORT hipError_t hipGraphLaunch(hipGraphExec_t exec, hipStream_t stream)
 		return cpuhip_set_last_error((hipError_t)709);
 	if (cpuhip_capture_active(stream))
 		return cpuhip_set_last_error(hipErrorStreamCaptureUnsupported);
+	if (launch_fault()) {
+		fprintf(stderr, "cpuhip: hipGraphLaunch fails (CPUHIP_FAULT_GRAPH_LAUNCH)\n");
+		return cpuhip_set_last_error(hipErrorOutOfMemory);
+	}
 	pthread_mutex_lock(&glock);
 	struct hipGraphExec *x = exec_ok_locked(exec);
 	if (!x || flatten_locked(x->g, &l))
@@ -541,5 +556,3 @@ out:
 	pthread_mutex_unlock(&glock);
 	return cpuhip_set_last_error(e);
 }
-
-#endif

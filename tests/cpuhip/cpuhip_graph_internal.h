@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cpuhip (6.x flavour): graph objects shared by cpuhip_graph.c (graphs and
+ * cpuhip (both flavours): graph objects shared by cpuhip_graph.c (graphs and
  * nodes), cpuhip_graph_exec.c (instantiate, launch, update) and
  * cpuhip_capture.c (stream capture).  One lock, glock, guards all of them.
  * Lock order: cpuhip.c's stream lock may be held when glock is taken, never
@@ -12,8 +12,6 @@
 #include "cpuhip_internal.h"
 #include "hipextsem/hip_graph.h"
 
-#if CPUHIP_ABI == 6
-
 /* Not declared in hip_graph.h (the shim does not use it). */
 hipError_t hipGraphExecEventWaitNodeSetEvent(hipGraphExec_t hGraphExec, hipGraphNode_t hNode,
 					     hipEvent_t event);
@@ -23,8 +21,13 @@ hipError_t hipGraphExecEventWaitNodeSetEvent(hipGraphExec_t hGraphExec, hipGraph
 #define CPUHIP_ERR_CAPTURE_UNJOINED ((hipError_t)904)
 #define CPUHIP_ERR_CAPTURE_WRONG_THREAD ((hipError_t)908)
 
+#if CPUHIP_ABI == 5
+typedef struct hx_sem_signal_params_v5 sem_signal_t;
+typedef struct hx_sem_wait_params_v5 sem_wait_t;
+#else
 typedef struct hx_sem_signal_params_v6 sem_signal_t;
 typedef struct hx_sem_wait_params_v6 sem_wait_t;
+#endif
 
 struct nodevec {
 	struct hipGraphNode **v;
@@ -95,5 +98,4 @@ void free_es(struct hx_ext_sem_node_params *es);
 bool capture_graph_in_use_locked(const struct ihipGraph *g);
 void capture_graph_gone_locked(const struct ihipGraph *g);
 
-#endif
 #endif

@@ -27,8 +27,8 @@ const char *cpuhip_error_string(hipError_t e);
 /* Proc address table (cpuhip_procs.c, 6.x flavour only). */
 void *cpuhip_lookup_proc(const char *name);
 
-/* Graphs and stream capture (cpuhip_graph*.c, cpuhip_capture.c; real only in the 6.x flavour,
- * stubs answering "not capturing" in 5.x). */
+/* Graphs and stream capture (cpuhip_graph*.c, cpuhip_capture.c; both flavours, the 5.x one
+ * exporting what 5.2 exports). */
 #include <stdbool.h>
 bool cpuhip_capture_active(hipStream_t h);
 hipError_t cpuhip_capture_host_fn(hipStream_t h, hipHostFn_t fn, void *data);
@@ -41,7 +41,7 @@ hipError_t cpuhip_set_last_error(hipError_t e);
 int cpuhip_release(void);
 /* A stream being destroyed: drop its capture (cpuhip_capture.c). */
 void cpuhip_capture_forget(hipStream_t h);
-/* Capture hooks for cpuhip.c (cpuhip_capture.c; inert in 5.x).  The
+/* Capture hooks for cpuhip.c (cpuhip_capture.c).  The
  * _locked ones are called with cpuhip.c's stream lock held. */
 int cpuhip_capture_status(hipStream_t h);
 bool cpuhip_capture_ongoing(hipStream_t h);

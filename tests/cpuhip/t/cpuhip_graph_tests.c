@@ -25,18 +25,25 @@ void log_fn(void *p)
 
 void log_reset(void)
 {
+	pthread_mutex_lock(&log_lock);
 	run_n = 0;
+	pthread_mutex_unlock(&log_lock);
 }
 
 /* run_log equals want[0..n) */
 int log_is(const int *want, int n)
 {
+	int same = 1;
+
+	/* Under the lock: a caller may poll while the callback thread logs. */
+	pthread_mutex_lock(&log_lock);
 	if (run_n != n)
-		return 0;
-	for (int i = 0; i < n; i++)
+		same = 0;
+	for (int i = 0; i < n && same; i++)
 		if (run_log[i] != want[i])
-			return 0;
-	return 1;
+			same = 0;
+	pthread_mutex_unlock(&log_lock);
+	return same;
 }
 
 hipGraphNode_t host_node(hipGraph_t g, const hipGraphNode_t *deps, size_t n, int tag)

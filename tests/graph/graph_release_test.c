@@ -1,0 +1,597 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Graphs and stream capture where HIP releases differ (docs/graphs.md),
+ * built for both flavours and run under the cpuhip release profile that
+ * shows each difference (CPUHIP_ROCM):
+ *
+ *   hold-binary|hold-timeline [N]  5.2 numbers graph node types from 1: a
+ *       captured wait still holds the graph's later work until the
+ *       semaphore is signaled, over N launches;
+ *   invalidated-signal             5.3 to 6.1 enqueue hipLaunchHostFunc for
+ *       real on a stream whose capture was invalidated: a signal there is
+ *       refused and the semaphore stays unsignaled;
+ *   stale-record                   the development tree frees the capture
+ *       graph of an invalidated or unjoined capture: graphs built after it
+ *       carry no record of it (no spurious wait, nothing read after free);
+ *   hostwait-threads               every release, HIPEXTSEM_HOST_WAIT=1: a
+ *       launch blocked in its wait holds no lock another launch needs;
+ *   failed-launch-stream, failed-launch-runtime, two-devices  every release:
+ *       a launch that fails (a destroyed stream; the runtime refusing it)
+ *       leaves no wait behind to take the next signal, and a wait node made
+ *       on another device than the launch's works (CPUHIP_DEVICES=2);
+ *   fork-graph                     every release: children forked while
+ *       another thread works on graphs inherit no graph lock held.
+ *
+ * Only calls HIP 5.2 exports are linked; the shim's own graph calls for
+ * semaphore nodes (5.3 and later) are looked up at run time.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "hxtest.h"
+#include "hipextsem/hip_graph.h"
+
+static int drm = -1;
+static uint64_t counter;
+
+static void work(void *data)
+{
+	(void)data;
+	__atomic_add_fetch(&counter, 1, __ATOMIC_RELEASE);
+}
+
+static void work_cb(hipStream_t s, hipError_t status, void *data)
+{
+	(void)s, (void)status;
+	work(data);
+}
+
+static uint64_t count(void)
+{
+	return __atomic_load_n(&counter, __ATOMIC_ACQUIRE);
+}
+
+static bool count_reaches(uint64_t want, unsigned ms)
+{
+	int64_t end = now_ns() + (int64_t)ms * 1000000;
+
+	while (count() < want && now_ns() < end)
+		sleep_ms(1);
+	return count() >= want;
+}
+
+struct sem {
+	uint32_t h;
+	hipExternalSemaphore_t s;
+};
+
+static struct sem sem_new(bool timeline)
+{
+	struct sem x;
+
+	x.h = so_create(drm, false);
+	HIPCHECK(import_fd(&x.s, so_export(drm, x.h), timeline));
+	return x;
+}
+
+static void sem_free(struct sem *x)
+{
+	HIPCHECK(hipDestroyExternalSemaphore(x->s));
+	drmSyncobjDestroy(drm, x->h);
+}
+
+/* The release the run plays, as major * 100 + minor (0: the default). */
+static int profile(void)
+{
+	const char *e = getenv("CPUHIP_ROCM");
+	unsigned major, minor;
+
+	return e && sscanf(e, "%u.%u", &major, &minor) == 2 ? (int)(major * 100 + minor) : 0;
+}
+
+typedef hipError_t wait_get_fn(hipGraphNode_t, struct hx_ext_sem_node_params *);
+typedef hipError_t exec_wait_set_fn(hipGraphExec_t, hipGraphNode_t,
+				    const struct hx_ext_sem_node_params *);
+
+static void *shim_call(const char *name)
+{
+	void *f = dlsym(RTLD_DEFAULT, name);
+
+	CHECK(f, "%s not found (the shim provides it on every release)", name);
+	return f;
+}
+
+/* ---- 5.2: node types numbered from 1 ----------------------------------- */
+
+/* Captured: wait(acq); added after it: an event-record node, then a host
+ * node.  Every launch must stay held (event not reached, host node not
+ * run) until the Vulkan side signals, with a pause every 10th launch. */
+static void case_hold(bool timeline, unsigned launches)
+{
+	wait_get_fn *wait_get = shim_call("hipGraphExternalSemaphoresWaitNodeGetParams");
+	exec_wait_set_fn *exec_wait_set =
+		shim_call("hipGraphExecExternalSemaphoresWaitNodeSetParams");
+	struct hx_host_node_params hp = { work, NULL };
+	struct hx_ext_sem_node_params got;
+	struct sem acq = sem_new(timeline);
+	hipGraphNode_t wnode = NULL, rnode, hnode;
+	int rtype = -1, htype = -1;
+	bool old = profile() && profile() < 503;
+	hipGraphExec_t x;
+	hipStream_t st;
+	hipEvent_t ev;
+	hipGraph_t g;
+	size_t nn = 1;
+
+	HIPCHECK(hipStreamCreate(&st));
+	HIPCHECK(hipEventCreateWithFlags(&ev, hipEventDisableTiming));
+	HIPCHECK(hipStreamBeginCapture(st, HX_CAPTURE_MODE_GLOBAL));
+	HIPCHECK(wait1(acq.s, timeline ? 1 : 0, st));
+	HIPCHECK(hipStreamEndCapture(st, &g));
+	HIPCHECK(hipGraphGetNodes(g, &wnode, &nn));
+	CHECK(nn == 1 && wnode, "captured %zu nodes, want 1", nn);
+	HIPCHECK(wait_get(wnode, &got));
+	HIPCHECK(hipGraphAddEventRecordNode(&rnode, g, &wnode, 1, ev));
+	HIPCHECK(hipGraphAddHostNode(&hnode, g, &rnode, 1, &hp));
+	/* The profile must really speak its numbering, or this case shows
+	 * nothing: 5.2's EventRecord is 8 and Host 4 (7 and 3 from 5.3). */
+	HIPCHECK(hipGraphNodeGetType(rnode, &rtype));
+	HIPCHECK(hipGraphNodeGetType(hnode, &htype));
+	CHECK(rtype == HX_GRAPH_NODE_EVENT_RECORD + old && htype == HX_GRAPH_NODE_HOST + old,
+	      "node types %d, %d under %s", rtype, htype, old ? "5.2" : "this release");
+	HIPCHECK(hipGraphInstantiate(&x, g, NULL, NULL, 0));
+	for (unsigned i = 0; i < launches; i++) {
+		uint64_t before = count();
+
+		if (timeline) {
+			test_wait_params w;
+			struct hx_ext_sem_node_params p = { &acq.s, &w, 1 };
+			memset(&w, 0, sizeof(w));
+			w.params.fence.value = i + 1;
+			HIPCHECK(exec_wait_set(x, wnode, &p));
+		}
+		HIPCHECK(hipGraphLaunch(x, st));
+		if (i % 10 == 0)
+			sleep_ms(20);
+		CHECK(count() == before, "launch %u: the work ran before the semaphore was signaled",
+		      i);
+		CHECK(hipEventQuery(ev) == hipErrorNotReady,
+		      "launch %u: the captured event record passed the wait", i);
+		so_signal(drm, acq.h, timeline ? i + 1 : 0);
+		CHECK(count_reaches(before + 1, 5000), "launch %u: not released by the signal", i);
+		HIPCHECK(hipStreamSynchronize(st));
+		HIPCHECK(hipEventQuery(ev));
+	}
+	HIPCHECK(hipGraphExecDestroy(x));
+	HIPCHECK(hipGraphDestroy(g));
+	HIPCHECK(hipEventDestroy(ev));
+	HIPCHECK(hipStreamDestroy(st));
+	sem_free(&acq);
+	printf("%u launches held\n", launches);
+}
+
+/* ---- 5.3 to 6.1: invalidated captures let host functions through ------- */
+
+static void case_invalidated_signal(void)
+{
+	struct sem a = sem_new(false);
+	hipStream_t st;
+	hipGraph_t g = (hipGraph_t)0x1;
+	void *p = NULL;
+	int status = -1;
+
+	HIPCHECK(hipStreamCreate(&st));
+	HIPCHECK(hipStreamBeginCapture(st, HX_CAPTURE_MODE_GLOBAL));
+	/* Not allowed during a global capture: invalidates it. */
+	CHECK(hipMalloc(&p, 64) != hipSuccess, "hipMalloc was allowed during a global capture");
+	HIPCHECK(hipStreamIsCapturing(st, &status));
+	CHECK(status == HX_CAPTURE_STATUS_INVALIDATED, "capture status %d, want invalidated",
+	      status);
+	EXPECT_ERR(signal1(a.s, 0, st), hipErrorStreamCaptureInvalidated);
+	sleep_ms(50);
+	CHECK(so_wait(drm, a.h, 0, 100) != 0,
+	      "the semaphore was signaled by a signal on an invalidated capture");
+	EXPECT_ERR(hipStreamEndCapture(st, &g), hipErrorStreamCaptureInvalidated);
+	sleep_ms(50);
+	CHECK(so_wait(drm, a.h, 0, 50) != 0, "the semaphore was signaled after the capture ended");
+	HIPCHECK(hipStreamDestroy(st));
+	sem_free(&a);
+}
+
+/* ---- the development tree: failed captures free their graph ---------- */
+
+#if defined(__SANITIZE_ADDRESS__)
+#define HX_FREED_ADDRESSES_REUSED false /* ASan holds freed memory back */
+#else
+#define HX_FREED_ADDRESSES_REUSED true
+#endif
+
+#define NEW_NODES 64
+
+/* Host function for the unjoined capture's side branch (6.x flavour). */
+#if HX_TEST_ABI == 6
+static hipError_t side_work(hipStream_t s)
+{
+	return hipLaunchHostFunc(s, work, NULL);
+}
+#endif
+
+/* A captured wait in a capture that ends invalidated (round 0) or, on the
+ * 6.x flavour, unjoined (round 1); the runtime frees the graph.  Then a
+ * new graph of plain event-wait nodes on an application event, one of
+ * them (without a sanitizer holding freed memory back) at the freed wait
+ * node's address: none may answer as a semaphore node, and launching it
+ * must queue no semaphore wait: the next signal goes to the next real
+ * consumer. */
+static void case_stale_record(void)
+{
+	wait_get_fn *wait_get = shim_call("hipGraphExternalSemaphoresWaitNodeGetParams");
+	struct hx_host_node_params hp = { work, NULL };
+	struct sem a = sem_new(false);
+	int rounds = HX_TEST_ABI == 6 ? 2 : 1;
+
+	for (int round = 0; round < rounds; round++) {
+		const hipGraphNode_t *deps = NULL;
+		hipGraphNode_t old, nodes[NEW_NODES], hnode;
+		hipStream_t st, side, run;
+		hipEvent_t fork, uev;
+		hipGraph_t cg = NULL, g2, none = NULL;
+		hipGraphExec_t x;
+		size_t nd = 0;
+		int status = 0;
+		bool reused = false;
+		uint64_t before;
+		void *p = NULL;
+
+		HIPCHECK(hipStreamCreate(&st));
+		HIPCHECK(hipStreamCreate(&side));
+		HIPCHECK(hipStreamCreate(&run));
+		HIPCHECK(hipEventCreateWithFlags(&fork, hipEventDisableTiming));
+		HIPCHECK(hipEventCreateWithFlags(&uev, hipEventDisableTiming));
+		/* Recorded first: nothing else allocates between the free and
+		 * the new nodes. */
+		HIPCHECK(hipEventRecord(uev, run));
+		HIPCHECK(hipStreamSynchronize(run));
+		HIPCHECK(hipStreamBeginCapture(st, HX_CAPTURE_MODE_GLOBAL));
+		HIPCHECK(wait1(a.s, 0, st));
+		HIPCHECK(hipStreamGetCaptureInfo_v2(st, &status, NULL, &cg, &deps, &nd));
+		CHECK(status == HX_CAPTURE_STATUS_ACTIVE && nd == 1, "capture status %d, %zu deps",
+		      status, nd);
+		old = deps[0];
+		CHECK(wait_get(old, &(struct hx_ext_sem_node_params){ 0 }) == hipSuccess,
+		      "the captured wait is no wait node");
+		if (round == 0) {
+			CHECK(hipMalloc(&p, 64) != hipSuccess, "hipMalloc allowed during capture");
+			EXPECT_ERR(hipStreamEndCapture(st, &none), hipErrorStreamCaptureInvalidated);
+		} else {
+#if HX_TEST_ABI == 6
+			HIPCHECK(hipEventRecord(fork, st));
+			HIPCHECK(hipStreamWaitEvent(side, fork, 0));
+			HIPCHECK(side_work(side));
+			EXPECT_ERR(hipStreamEndCapture(st, &none), (hipError_t)904);
+#endif
+		}
+		CHECK(!none, "a failed capture handed out a graph");
+		/* A graph of the application's own event-wait nodes. */
+		HIPCHECK(hipGraphCreate(&g2, 0));
+		for (int i = 0; i < NEW_NODES; i++) {
+			HIPCHECK(hipGraphAddEventWaitNode(&nodes[i], g2, NULL, 0, uev));
+			reused |= nodes[i] == old;
+		}
+		printf("round %d: freed wait node %p %s\n", round, (void *)old,
+		       reused ? "reused by a new node" : "not reused");
+		if (HX_FREED_ADDRESSES_REUSED)
+			CHECK(reused, "the freed node's address did not come back: the case shows "
+			      "nothing (is the capture graph freed under this profile?)");
+		for (int i = 0; i < NEW_NODES; i++)
+			CHECK(wait_get(nodes[i], &(struct hx_ext_sem_node_params){ 0 }) != hipSuccess,
+			      "round %d: node %p of a new graph answers as a semaphore wait (a stale "
+			      "record)", round, (void *)nodes[i]);
+		HIPCHECK(hipGraphAddHostNode(&hnode, g2, nodes, NEW_NODES, &hp));
+		HIPCHECK(hipGraphInstantiate(&x, g2, NULL, NULL, 0));
+		before = count();
+		HIPCHECK(hipGraphLaunch(x, run));
+		CHECK(count_reaches(before + 1, 5000), "round %d: the new graph did not run", round);
+		HIPCHECK(hipStreamSynchronize(run));
+		/* No wait was queued for it: one signal releases the next
+		 * consumer. */
+		HIPCHECK(wait1(a.s, 0, run));
+		HIPCHECK(hipStreamAddCallback(run, work_cb, NULL, 0));
+		so_signal(drm, a.h, 0);
+		CHECK(count_reaches(before + 2, 3000),
+		      "round %d: the signal went to a wait nobody asked for", round);
+		HIPCHECK(hipStreamSynchronize(run));
+		HIPCHECK(hipGraphExecDestroy(x));
+		HIPCHECK(hipGraphDestroy(g2));
+		HIPCHECK(hipEventDestroy(fork));
+		HIPCHECK(hipEventDestroy(uev));
+		HIPCHECK(hipStreamDestroy(run));
+		HIPCHECK(hipStreamDestroy(side));
+		HIPCHECK(hipStreamDestroy(st));
+	}
+	sem_free(&a);
+}
+
+/* ---- the host-wait path: no lock held across a blocking wait ---------- */
+
+typedef hipError_t add_sem_node_fn(hipGraphNode_t *, hipGraph_t, const hipGraphNode_t *, size_t,
+				   const struct hx_ext_sem_node_params *);
+
+struct launch_arg {
+	hipGraphExec_t x;
+	hipStream_t st;
+	hipError_t err;
+};
+
+static void *launch_and_sync(void *p)
+{
+	struct launch_arg *a = p;
+
+	a->err = hipGraphLaunch(a->x, a->st);
+	if (!a->err)
+		a->err = hipStreamSynchronize(a->st);
+	return NULL;
+}
+
+/* HIPEXTSEM_HOST_WAIT=1: one thread launches a graph that waits for S
+ * (the launch blocks until S is signaled), another then launches a graph
+ * that signals S.  Both must finish. */
+static void case_hostwait_threads(void)
+{
+	add_sem_node_fn *add_wait = shim_call("hipGraphAddExternalSemaphoresWaitNode");
+	add_sem_node_fn *add_signal = shim_call("hipGraphAddExternalSemaphoresSignalNode");
+	struct hx_host_node_params hp = { work, NULL };
+	struct sem s = sem_new(false);
+	test_wait_params wp;
+	test_signal_params sp;
+	struct hx_ext_sem_node_params w = { &s.s, &wp, 1 }, g = { &s.s, &sp, 1 };
+	struct launch_arg la, lb;
+	hipGraphNode_t wn, hn, sn;
+	hipGraph_t gw, gs;
+	pthread_t ta, tb;
+	struct timespec until;
+
+	CHECK(getenv("HIPEXTSEM_HOST_WAIT") && !strcmp(getenv("HIPEXTSEM_HOST_WAIT"), "1"),
+	      "run with HIPEXTSEM_HOST_WAIT=1");
+	memset(&wp, 0, sizeof(wp));
+	memset(&sp, 0, sizeof(sp));
+	HIPCHECK(hipGraphCreate(&gw, 0));
+	HIPCHECK(add_wait(&wn, gw, NULL, 0, &w));
+	HIPCHECK(hipGraphAddHostNode(&hn, gw, &wn, 1, &hp));
+	HIPCHECK(hipGraphCreate(&gs, 0));
+	HIPCHECK(add_signal(&sn, gs, NULL, 0, &g));
+	HIPCHECK(hipGraphInstantiate(&la.x, gw, NULL, NULL, 0));
+	HIPCHECK(hipGraphInstantiate(&lb.x, gs, NULL, NULL, 0));
+	HIPCHECK(hipStreamCreate(&la.st));
+	HIPCHECK(hipStreamCreate(&lb.st));
+	la.err = lb.err = hipErrorUnknown;
+	CHECK(!pthread_create(&ta, NULL, launch_and_sync, &la), "pthread_create");
+	sleep_ms(200); /* the waiting launch blocks first */
+	CHECK(count() == 0, "the waiting graph ran before its semaphore was signaled");
+	CHECK(!pthread_create(&tb, NULL, launch_and_sync, &lb), "pthread_create");
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 10;
+	CHECK(pthread_timedjoin_np(tb, NULL, &until) == 0,
+	      "the signaling launch did not finish in 10 s (blocked behind the waiting one)");
+	CHECK(pthread_timedjoin_np(ta, NULL, &until) == 0,
+	      "the waiting launch did not finish in 10 s after its semaphore was signaled");
+	HIPCHECK(la.err);
+	HIPCHECK(lb.err);
+	CHECK(count() == 1, "the waiting graph's work ran %llu times", (unsigned long long)count());
+	HIPCHECK(hipGraphExecDestroy(la.x));
+	HIPCHECK(hipGraphExecDestroy(lb.x));
+	HIPCHECK(hipGraphDestroy(gw));
+	HIPCHECK(hipGraphDestroy(gs));
+	HIPCHECK(hipStreamDestroy(la.st));
+	HIPCHECK(hipStreamDestroy(lb.st));
+	sem_free(&s);
+}
+
+/* ---- launches that fail leave no wait behind ----------------------- */
+
+/* wait(S) -> work, built and instantiated while `dev` is current. */
+static hipGraphExec_t wait_work_exec(const struct sem *s, hipGraph_t *g, int dev)
+{
+	add_sem_node_fn *add_wait = shim_call("hipGraphAddExternalSemaphoresWaitNode");
+	struct hx_host_node_params hp = { work, NULL };
+	static test_wait_params wp; /* binary: value 0 */
+	struct hx_ext_sem_node_params w = { (hipExternalSemaphore_t *)&s->s, &wp, 1 };
+	hipGraphNode_t wn, hn;
+	hipGraphExec_t x;
+
+	HIPCHECK(hipSetDevice(dev));
+	HIPCHECK(hipGraphCreate(g, 0));
+	HIPCHECK(add_wait(&wn, *g, NULL, 0, &w));
+	HIPCHECK(hipGraphAddHostNode(&hn, *g, &wn, 1, &hp));
+	HIPCHECK(hipGraphInstantiate(&x, *g, NULL, NULL, 0));
+	HIPCHECK(hipSetDevice(0));
+	return x;
+}
+
+/* One good launch: held until one signal of S, then released by it. */
+static void good_launch(hipGraphExec_t x, hipStream_t st, const struct sem *s, const char *after)
+{
+	uint64_t before = count();
+
+	HIPCHECK(hipGraphLaunch(x, st));
+	sleep_ms(30);
+	CHECK(count() == before, "%s: the launch ran before its semaphore was signaled", after);
+	so_signal(drm, s->h, 0);
+	CHECK(count_reaches(before + 1, 3000),
+	      "%s: one signal did not release the next good launch (a wait left behind took it)",
+	      after);
+	HIPCHECK(hipStreamSynchronize(st));
+}
+
+/* A launch on a destroyed stream fails before anything is queued. */
+static void case_failed_launch_stream(void)
+{
+	struct sem s = sem_new(false);
+	hipStream_t st, dead;
+	hipGraphExec_t x;
+	hipGraph_t g;
+
+	x = wait_work_exec(&s, &g, 0);
+	HIPCHECK(hipStreamCreate(&st));
+	HIPCHECK(hipStreamCreate(&dead));
+	HIPCHECK(hipStreamDestroy(dead));
+	CHECK(hipGraphLaunch(x, dead) != hipSuccess, "a launch on a destroyed stream succeeded");
+	good_launch(x, st, &s, "after a launch on a destroyed stream");
+	good_launch(x, st, &s, "the launch after");
+	HIPCHECK(hipGraphExecDestroy(x));
+	HIPCHECK(hipGraphDestroy(g));
+	HIPCHECK(hipStreamDestroy(st));
+	sem_free(&s);
+}
+
+/* CPUHIP_FAULT_GRAPH_LAUNCH=1: the runtime refuses the first launch after
+ * the shim has queued its wait; that wait serves the next launch. */
+static void case_failed_launch_runtime(void)
+{
+	struct sem s = sem_new(false);
+	hipGraphExec_t x;
+	hipStream_t st;
+	hipGraph_t g;
+
+	x = wait_work_exec(&s, &g, 0);
+	HIPCHECK(hipStreamCreate(&st));
+	CHECK(hipGraphLaunch(x, st) != hipSuccess,
+	      "the first launch succeeded (run with CPUHIP_FAULT_GRAPH_LAUNCH=1)");
+	good_launch(x, st, &s, "after a launch the runtime refused");
+	good_launch(x, st, &s, "the launch after");
+	HIPCHECK(hipGraphExecDestroy(x));
+	HIPCHECK(hipGraphDestroy(g));
+	HIPCHECK(hipStreamDestroy(st));
+	sem_free(&s);
+}
+
+/* CPUHIP_DEVICES=2: the wait node (and its event) made on device 1, the
+ * launch from device 0 onto a device-0 stream: it works, twice. */
+static void case_two_devices(void)
+{
+	struct sem s = sem_new(false);
+	hipGraphExec_t x;
+	hipStream_t st;
+	hipGraph_t g;
+	int n = 0;
+
+	HIPCHECK(hipGetDeviceCount(&n));
+	CHECK(n == 2, "run with CPUHIP_DEVICES=2 (%d device(s))", n);
+	x = wait_work_exec(&s, &g, 1);
+	HIPCHECK(hipStreamCreate(&st));
+	good_launch(x, st, &s, "a launch from another device than the node's");
+	good_launch(x, st, &s, "the launch after");
+	HIPCHECK(hipGraphExecDestroy(x));
+	HIPCHECK(hipGraphDestroy(g));
+	HIPCHECK(hipStreamDestroy(st));
+	sem_free(&s);
+}
+
+/* ---- fork: the graph locks are held across it ----------------------- */
+
+struct churn {
+	const struct sem *s;
+	bool stop; /* atomic */
+};
+
+/* Adds and removes wait nodes without pause: the graph locks are taken
+ * and released all the time. */
+static void *churn_thread(void *p)
+{
+	add_sem_node_fn *add_wait = shim_call("hipGraphAddExternalSemaphoresWaitNode");
+	wait_get_fn *wait_get = shim_call("hipGraphExternalSemaphoresWaitNodeGetParams");
+	struct churn *c = p;
+	test_wait_params wp;
+	struct hx_ext_sem_node_params w = { (hipExternalSemaphore_t *)&c->s->s, &wp, 1 }, got;
+
+	memset(&wp, 0, sizeof(wp));
+	while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
+		hipGraphNode_t n;
+		hipGraph_t g;
+		if (hipGraphCreate(&g, 0) || add_wait(&n, g, NULL, 0, &w))
+			break;
+		(void)wait_get(n, &got);
+		hipGraphDestroy(g);
+	}
+	return NULL;
+}
+
+/* Children forked while another thread works on graphs can still use
+ * them: none inherits a graph lock held by a thread it does not have. */
+static void case_fork_graph(void)
+{
+	add_sem_node_fn *add_wait = shim_call("hipGraphAddExternalSemaphoresWaitNode");
+	wait_get_fn *wait_get = shim_call("hipGraphExternalSemaphoresWaitNodeGetParams");
+	struct sem s = sem_new(false);
+	struct churn c = { &s, false };
+	test_wait_params wp;
+	struct hx_ext_sem_node_params w = { &s.s, &wp, 1 };
+	hipGraphNode_t n;
+	hipGraph_t g;
+	pthread_t t;
+	int hung = 0;
+
+	memset(&wp, 0, sizeof(wp));
+	HIPCHECK(hipGraphCreate(&g, 0));
+	HIPCHECK(add_wait(&n, g, NULL, 0, &w));
+	CHECK(!pthread_create(&t, NULL, churn_thread, &c), "pthread_create");
+	for (int i = 0; i < 40; i++) {
+		int64_t end = now_ns() + 3000 * 1000000LL;
+		int status = 0;
+		pid_t pid;
+
+		sleep_ms(2);
+		pid = fork();
+		CHECK(pid >= 0, "fork: %s", strerror(errno));
+		if (pid == 0) {
+			struct hx_ext_sem_node_params got;
+			_exit(wait_get(n, &got) == hipSuccess && got.numExtSems == 1 ? 0 : 1);
+		}
+		while (waitpid(pid, &status, WNOHANG) == 0 && now_ns() < end)
+			sleep_ms(1);
+		if (now_ns() >= end) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			hung++;
+			continue;
+		}
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "fork %d: the child could not read its wait node", i);
+	}
+	__atomic_store_n(&c.stop, true, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	CHECK(!hung, "%d of 40 forked children hung on a graph lock", hung);
+	HIPCHECK(hipGraphDestroy(g));
+	sem_free(&s);
+}
+
+int main(int argc, char **argv)
+{
+	const char *c = argc > 1 ? argv[1] : "";
+
+	CHECK(expect_shim(), "this suite drives hipextsem semaphores: run it with the shim");
+	drm = drm_open();
+	if (!strcmp(c, "hold-binary"))
+		case_hold(false, argc > 2 ? (unsigned)atoi(argv[2]) : 100);
+	else if (!strcmp(c, "hold-timeline"))
+		case_hold(true, argc > 2 ? (unsigned)atoi(argv[2]) : 100);
+	else if (!strcmp(c, "invalidated-signal"))
+		case_invalidated_signal();
+	else if (!strcmp(c, "stale-record"))
+		case_stale_record();
+	else if (!strcmp(c, "hostwait-threads"))
+		case_hostwait_threads();
+	else if (!strcmp(c, "failed-launch-stream"))
+		case_failed_launch_stream();
+	else if (!strcmp(c, "failed-launch-runtime"))
+		case_failed_launch_runtime();
+	else if (!strcmp(c, "two-devices"))
+		case_two_devices();
+	else if (!strcmp(c, "fork-graph"))
+		case_fork_graph();
+	else
+		FAIL("unknown case '%s'", c);
+	printf("ok %s\n", c);
+	return 0;
+}
