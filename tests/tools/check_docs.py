@@ -17,9 +17,9 @@ Checked:
      the shim's environment; the launcher passes every one on).
      Variables that only tools read are not the shim's and are listed in
      TOOL_VARIABLES below, by hand: today only HIPEXTSEM_LIBRARY, the shim a
-     launcher or checker uses.  Each tool's man page lists the tool variables
-     that tool reads; the README table may carry one only in a row that names
-     a tool reading it.  Old names kept working (DEPRECATED below) may appear
+     launcher or checker uses.  Each tool's man page (ENVIRONMENT) and --help
+     name the tool variables that tool reads; the README table may carry one
+     only in a row that names a tool reading it.  Old names kept working (DEPRECATED below) may appear
      only in a paragraph, table row or man-page item that says they are
      deprecated (or "former name").  Any other HIPEXTSEM_* name in README,
      a man page or a --help text is reported as read by nobody.
@@ -343,7 +343,17 @@ def parse_help(text):
         s = line.strip()
         if s.lower().startswith('usage:') or (in_usage and s.startswith('hipextsem-')):
             words = s.split()[1:] if s.lower().startswith('usage:') else s.split()
-            opts.update(option_tokens(' '.join(words[1:])))
+            prev = None
+            for w in words[1:]:
+                m = OPTION_RE.match(w.strip('[],|'))
+                if m:
+                    opts.add(m.group(1))
+                    prev = m.group(1)
+                elif prev and re.fullmatch(r'[A-Z][A-Z0-9_]*\]*', w):
+                    args.add(prev)   # --list FILE (not --check [PROGRAM])
+                    prev = None
+                else:
+                    prev = None
             in_usage = True
             continue
         in_usage = False
@@ -436,6 +446,8 @@ def check(opts):
         if rc == 0:
             check_names(findings, where, [(p, 0) for p in help_paragraphs(out)],
                         shim_set | tool_vars(tool), tool)
+            for n in sorted(tool_vars(tool) - set(VAR_RE.findall(out))):
+                findings.add(where, f'does not mention {n}, which {tool} reads')
 
     # The man pages: options against --help, variables.
     for tool, _ in opts.tool:
@@ -465,7 +477,7 @@ def check(opts):
             whose = (f'read by the shim ({shim[n]})' if n in shim_set
                      else f'read by {tool}')
             findings.add(page, f'ENVIRONMENT lacks {n} ({whose})')
-        units = [(body, 0) for _, body in roff_items([l for s in sec.values() for l in s])]
+        units = [(body, 0) for lines in sec.values() for _, body in roff_items(lines)]
         check_names(findings, page, units, shim_set | tool_vars(tool), tool)
 
     # README: the environment table, other names, options.
@@ -594,6 +606,8 @@ Options:
   --runtime FILE    inspect FILE
   -h, --help        help
   --version         version
+
+Environment: HIPEXTSEM_LIBRARY (the shim to check).
 ''',
 }
 
@@ -640,6 +654,8 @@ def build_fixture(d, how=None):
     elif how == 'man-drops-tool-var':
         man['hipextsem-info'] = man['hipextsem-info'].replace(
             '.TP\n.B HIPEXTSEM_LIBRARY\nThe shim to check.\n', '')
+    elif how == 'help-drops-tool-var':
+        helps['hipextsem-run'] = helps['hipextsem-run'].replace('HIPEXTSEM_LIBRARY, ', '')
     elif how == 'help-unknown-var':
         helps['hipextsem-run'] = helps['hipextsem-run'].replace('HIPEXTSEM_DEBUG',
                                                                 'HIPEXTSEM_DEBUGG')
@@ -672,6 +688,7 @@ FIXTURE_BREAKS = [
     ('man-extra-option', 'man/hipextsem-run.1', '-q: documented in the man page but not'),
     ('man-drops-shim-var', 'man/hipextsem-run.1', 'ENVIRONMENT lacks HIPEXTSEM_TRACE'),
     ('man-drops-tool-var', 'man/hipextsem-info.1', 'ENVIRONMENT lacks HIPEXTSEM_LIBRARY'),
+    ('help-drops-tool-var', 'hipextsem-run --help', 'does not mention HIPEXTSEM_LIBRARY'),
     ('help-unknown-var', 'hipextsem-run --help', 'HIPEXTSEM_DEBUGG is read by neither'),
     ('help-on-stderr', 'hipextsem-info --help', 'prints nothing on stdout'),
     ('version-exit-2', 'hipextsem-info --version', 'exits 2 (expected 0)'),
