@@ -21,6 +21,7 @@
 #include "log.h"
 #include "ops.h"
 #include "runtime.h"
+#include "streams.h"
 
 struct gexec_entry {
 	struct gwait *w;
@@ -368,25 +369,20 @@ static hipError_t gw_side_stream_locked(struct gexec_entry *e, int dev, const ch
 
 /* Would the runtime take `stream` for a launch?  Asked before anything is
  * queued for it: a wait queued for a launch that then fails stays pending
- * and takes the semaphore's next signal from the next good launch.  A
- * stream the runtime cannot judge during a capture (900, 901) counts as
- * valid: the launch answers for it. */
+ * and takes the semaphore's next signal from the next good launch.  The
+ * check is the one streams.c makes for waits (hipStreamGetDevice, or
+ * hipStreamGetPriority before 5.6): it reads no capture state, and unlike
+ * hipStreamQuery it checks the handle on every release (the development
+ * tree's hipStreamQuery_common does not).  A stream it refuses gets the
+ * launch's own answer on every release, hipErrorContextIsDestroyed
+ * (clr hip_graph.cpp hipGraphLaunch_common, hip::isValid). */
 static hipError_t gw_stream_check(hipStream_t stream, const char *what)
 {
-	hipError_t q;
-
-	/* Never asked of a capturing stream: clr's hipStreamQuery
-	 * invalidates the stream's own capture (StreamCaptureOngoing). */
-	if (hx_graph_capturing(stream))
+	if (hx_stream_valid(stream))
 		return hipSuccess;
-	q = hx_runtime_stream_query(stream);
-
-	if (q == hipSuccess || q == hipErrorNotReady || q == hipErrorStreamCaptureUnsupported ||
-	    q == hipErrorStreamCaptureInvalidated)
-		return hipSuccess;
-	hx_err("%s: stream %p is not a stream the runtime knows (hipStreamQuery: error %d); "
-	       "nothing launched, no wait queued", what, (void *)stream, (int)q);
-	return q;
+	hx_err("%s: stream %p is not a stream the runtime knows (destroyed, or never created); "
+	       "nothing launched, no wait queued", what, (void *)stream);
+	return hipErrorContextIsDestroyed;
 }
 
 /* The host-wait path: the waits of exec `x` block the calling thread, so

@@ -45,6 +45,7 @@ typedef void (*hipHostFn_t)(void *userData);
 #define hipErrorIllegalState HX_ERROR_ILLEGAL_STATE
 #define hipErrorNotFound HX_ERROR_NOT_FOUND
 #define hipErrorNotReady HX_ERROR_NOT_READY
+#define hipErrorContextIsDestroyed HX_ERROR_CONTEXT_IS_DESTROYED
 #define hipErrorLaunchFailure HX_ERROR_LAUNCH_FAILURE
 #define hipErrorNotSupported HX_ERROR_NOT_SUPPORTED
 #define hipErrorStreamCaptureUnsupported HX_ERROR_STREAM_CAPTURE_UNSUPPORTED

@@ -122,6 +122,7 @@ static void check_values(void)
 	SAME_VALUE(hipErrorIllegalState, HX_ERROR_ILLEGAL_STATE);
 	SAME_VALUE(hipErrorNotFound, HX_ERROR_NOT_FOUND);
 	SAME_VALUE(hipErrorNotReady, HX_ERROR_NOT_READY);
+	SAME_VALUE(hipErrorContextIsDestroyed, HX_ERROR_CONTEXT_IS_DESTROYED);
 	SAME_VALUE(hipErrorLaunchFailure, HX_ERROR_LAUNCH_FAILURE);
 	SAME_VALUE(hipErrorNotSupported, HX_ERROR_NOT_SUPPORTED);
 	SAME_VALUE(hipErrorStreamCaptureUnsupported, HX_ERROR_STREAM_CAPTURE_UNSUPPORTED);

@@ -648,7 +648,7 @@ static void decide(struct report *r)
 
 /* ---- output ------------------------------------------------------------ */
 
-/* Static advice, true whatever this machine is (README "The Vulkan side"):
+/* Static advice, true whatever this machine is (docs/vulkan.md):
  * a HIP signal attaches its fence only when the stream reaches it, and
  * Mesa/RADV block inside vkQueueSubmit on a binary wait until then. */
 static const char vulkan_note[] =
