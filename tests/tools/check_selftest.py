@@ -6,9 +6,15 @@ Runs `hipextsem-info --selftest` (INFO) and checks what it reports.  Cases:
                      exit 0, every check passed, every latency figure measured
                      with its ratio, the runtime's ABI, the attribute as ATTR
                      (0 or 1), the asynchronous wait path; the text output too
-  broken CHECK WORDS in the VM over a CPUHIP_BROKEN mode (set by the test):
-                     exit 1 within a minute, CHECK failed, its reason holds WORDS
-                     (the text output of a failure is checked by real-runtime)
+  broken CHECK WORDS [CHECK WORDS...]
+                     in the VM over a CPUHIP_BROKEN mode (set by the test):
+                     exit 1 within a minute, each CHECK failed, its reason holds
+                     its WORDS (the text output of a failure is checked by
+                     real-runtime)
+  no-exit-release    in the VM with a library preloaded that drops the shim's
+                     release of pending waits at exit (set by the test):
+                     exit-with-wait-pending alone fails, within its deadline,
+                     and the process it started is gone
   hostwait           in the VM with HIPEXTSEM_HOST_WAIT=1: the self-test says
                      plainly that waits block the calling thread (exit 1)
   real-runtime LIB   on the host, AMD's real runtime LIB and no device: exit 1
@@ -28,8 +34,10 @@ import tempfile
 import time
 
 CHECKS = ['runtime-primitives', 'import', 'host-signal-stream-wait-binary',
-          'host-signal-stream-wait-timeline', 'wait-before-signal', 'binary-wait-consumes',
-          'signal-after-prior-work', 'timeline-values-increase', 'mixed-array', 'destroy']
+          'host-signal-stream-wait-timeline', 'wait-before-signal',
+          'wait-before-signal-per-thread', 'binary-wait-consumes', 'signal-after-prior-work',
+          'signal-after-prior-work-per-thread', 'timeline-values-increase', 'mixed-array',
+          'destroy', 'exit-with-wait-pending']
 METRICS = ['signal_latency', 'wait_latency', 'signal_enqueue', 'signal_enqueue16', 'wait_enqueue',
            'wait_enqueue16', 'fence_attach']
 
@@ -98,17 +106,38 @@ def main():
         check(rc == 0, f'text mode exit {rc}')
         for name in CHECKS:
             check(f'passed {name}: ' in out, f'text output lacks "passed {name}"')
-        check('Self-test: PASSED: all 10 checks passed' in out, 'text verdict')
+        check(f'Self-test: PASSED: all {len(CHECKS)} checks passed' in out, 'text verdict')
         check('waits are asynchronous' in out, 'text wait path')
     elif case == 'broken':
-        name, words = args[0], args[1]
+        pairs = list(zip(args[0::2], args[1::2]))
+        check(pairs and len(args) % 2 == 0, f'broken wants CHECK WORDS pairs: {args}')
         rc, d, st, secs = selftest_json(info, '--rounds', '10')
         checks = by_name(st['checks'])
         print(json.dumps(st['checks'], indent=1))
         check(rc == 1 and not st['passed'], f'exit {rc} over CPUHIP_BROKEN')
-        check(name in checks and not checks[name]['passed'], f'{name} did not fail')
-        check(words in checks[name]['reason'], f'{name}: {checks[name]["reason"]!r} lacks {words!r}')
+        for name, words in pairs:
+            check(name in checks and not checks[name]['passed'], f'{name} did not fail')
+            check(words in checks[name]['reason'],
+                  f'{name}: {checks[name]["reason"]!r} lacks {words!r}')
         check(secs < 60, f'took {secs:.1f} s')
+    elif case == 'no-exit-release':
+        rc, d, st, secs = selftest_json(info, '--rounds', '5')
+        checks = by_name(st['checks'])
+        print(json.dumps(st['checks'], indent=1))
+        check([c['name'] for c in st['checks']] == CHECKS,
+              f'checks {[c["name"] for c in st["checks"]]}')
+        check('dropped the shim' in st['log'], 'the shim\'s exit handler was not dropped: '
+              f'is no_exit_release.c preloaded?\n{st["log"]}')
+        c = checks['exit-with-wait-pending']
+        check(rc == 1 and not c['passed'] and 'had not exited 10 s later' in c['reason']
+              and 'killed' in c['reason'], f'exit {rc}, {c}')
+        failed = [c['name'] for c in st['checks'] if not c['passed']]
+        check(failed == ['exit-with-wait-pending'], f'failed: {failed}')
+        check(secs < 60, f'took {secs:.1f} s')
+        # Killed with its group: nothing runs hipextsem-info's hidden exit mode.
+        left = subprocess.run(['pgrep', '-f', '--', '--selftest-exit-child'],
+                              capture_output=True, text=True).stdout.split()
+        check(not left, f'processes left: {left}')
     elif case == 'hostwait':
         env = dict(os.environ, HIPEXTSEM_HOST_WAIT='1')
         rc, d, st, secs = selftest_json(info, '--rounds', '5', env=env)

@@ -1028,10 +1028,12 @@ static void usage(FILE *f)
 	      "Options:\n"
 	      "  --selftest        also send semaphores through the shim on a real HIP\n"
 	      "                    stream and this machine's render node: one line per\n"
-	      "                    check, latencies against the bare runtime primitives,\n"
-	      "                    and a verdict.  This LOADS AND RUNS the runtime found\n"
-	      "                    (its constructors included), in a child process with\n"
-	      "                    the shim preloaded: use it only on a runtime you trust\n"
+	      "                    check (created streams and hipStreamPerThread, and a\n"
+	      "                    process that exits with waits pending), latencies\n"
+	      "                    against the bare runtime primitives, and a verdict.\n"
+	      "                    This LOADS AND RUNS the runtime found (its\n"
+	      "                    constructors included), in a child process with the\n"
+	      "                    shim preloaded: use it only on a runtime you trust\n"
 	      "  --rounds N        rounds per check and measurement (default 100)\n"
 	      "  --timeout SECONDS deadline of every wait in a check (default 5)\n"
 	      "  --json            machine-readable output (one JSON object)\n"
@@ -1077,6 +1079,8 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], HX_SELFTEST_CHILD_ARG))
 		return hx_selftest_child_main(argc, argv);
+	if (argc > 1 && !strcmp(argv[1], HX_SELFTEST_EXIT_ARG))
+		return hx_selftest_exit_child_main(argc, argv);
 
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {

@@ -22,6 +22,9 @@
 
 /* The hidden first argument that makes hipextsem-info the child. */
 #define HX_SELFTEST_CHILD_ARG "--selftest-child"
+/* ... and the one that makes it the process the child starts to see an
+ * exit with waits pending (check exit-with-wait-pending). */
+#define HX_SELFTEST_EXIT_ARG "--selftest-exit-child"
 
 struct hx_selftest_opts {
 	const char *shim;     /* the library to preload */
@@ -96,5 +99,8 @@ void hx_selftest_print_json(const struct hx_selftest_report *r, FILE *f);
 
 /* main() of the child (argv[1] == HX_SELFTEST_CHILD_ARG). */
 int hx_selftest_child_main(int argc, char **argv);
+/* main() of the child's own child (argv[1] == HX_SELFTEST_EXIT_ARG): its
+ * return value is main's, and it returns with waits pending. */
+int hx_selftest_exit_child_main(int argc, char **argv);
 
 #endif

@@ -20,13 +20,17 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -40,6 +44,14 @@ typedef int (*get_wait_path_fn)(int *attr, char *reason, size_t reason_len);
 
 #define HOLD_FIRST_NS 20000000LL /* how long a held stream is watched, first rounds */
 #define HOLD_NS 1000000LL        /* ... and later rounds */
+/* The least time the process of exit-with-wait-pending gets to set up,
+ * and then to exit once it returned from main (--timeout if longer). */
+#define EXIT_CHILD_LIMIT_NS 10000000000LL
+
+extern char **environ;
+
+/* The runtime and shim the child was given, for the process it starts. */
+static const char *child_runtime, *child_shim;
 
 /* ---- facts and fatal errors, to the parent ------------------------------- */
 
@@ -159,11 +171,13 @@ static bool guarded_wait_join(struct guarded_wait *g)
 
 typedef bool (*check_fn)(void);
 
-static void run_check(const char *name, check_fn fn)
+/* A check that needs nothing of the child's stream (`independent`) runs
+ * even after an earlier check hit its deadline. */
+static void run_check_as(const char *name, check_fn fn, bool independent)
 {
 	bool ok;
 
-	if (hx_st.stop) {
+	if (hx_st.stop && !independent) {
 		st_record("check", 3, name, "0",
 		       "not run: an earlier check hit its deadline, so the stream may be stuck");
 		return;
@@ -178,6 +192,11 @@ static void run_check(const char *name, check_fn fn)
 	st_record("check", 3, name, ok ? "1" : "0", hx_st.why);
 	if (hx_st.timed_out)
 		hx_st.stop = true;
+}
+
+static void run_check(const char *name, check_fn fn)
+{
+	run_check_as(name, fn, false);
 }
 
 /* The runtime's own primitives first: the shim is built on them, and a
@@ -448,6 +467,37 @@ static bool check_signal_after_prior_work(void)
 	return true;
 }
 
+/* A check run again with every enqueue on hipStreamPerThread, all from one
+ * thread (selftest_stream.c); its reason says so. */
+static bool on_per_thread(check_fn fn)
+{
+	const char *prefix = hx_st.LaunchHostFunc ? "on hipStreamPerThread: " :
+		"on hipStreamPerThread (markers written by host functions and gates reached "
+		"through an event: 5.2's value calls cannot take it): ";
+	size_t plen = strlen(prefix), keep;
+	bool ok;
+
+	if (!need_sems(true))
+		return false;
+	if (!st_per_thread_begin())
+		return false;
+	ok = fn();
+	st_per_thread_end();
+	keep = strlen(hx_st.why);
+	if (keep > sizeof(hx_st.why) - 1 - plen)
+		keep = sizeof(hx_st.why) - 1 - plen;
+	memmove(hx_st.why + plen, hx_st.why, keep);
+	memcpy(hx_st.why, prefix, plen);
+	hx_st.why[plen + keep] = '\0';
+	return ok;
+}
+
+static bool check_wait_before_signal_pts(void) { return on_per_thread(check_wait_before_signal); }
+static bool check_signal_after_prior_work_pts(void)
+{
+	return on_per_thread(check_signal_after_prior_work);
+}
+
 static bool check_timeline_values(void)
 {
 	uint64_t prev = 0;
@@ -564,6 +614,201 @@ static bool check_destroy(void)
 	return true;
 }
 
+/* ---- exit with waits pending ---------------------------------------------- */
+
+/*
+ * hipextsem-info once more, started by the child in a process group of its
+ * own (hx_selftest_exit_child_main): it loads the runtime through the shim,
+ * leaves a wait nobody will satisfy on hipStreamPerThread and one on a
+ * stream it created, and returns from main.  Every release tears the
+ * per-thread stream down from a thread_local destructor that waits for its
+ * pending work, before any atexit handler (docs/streams.md): unless the
+ * shim releases the waits first, that process never ends.  It must end,
+ * with status 0, in time; otherwise its group is killed.  It stays inside
+ * the tool's clean-up: whatever it leaves outside its group is reparented
+ * to the tool (a subreaper) and ended there.
+ */
+struct exit_child {
+	pid_t pid;
+	int rfd;
+	char buf[1024];
+	size_t len;
+	bool enqueued, eof;
+	char cannot[640];
+};
+
+static void exit_child_line(struct exit_child *x, char *line)
+{
+	if (!strcmp(line, "enqueued"))
+		x->enqueued = true;
+	else if (!strncmp(line, "cannot-run\t", 11) && !x->cannot[0])
+		snprintf(x->cannot, sizeof(x->cannot), "%s", line + 11);
+}
+
+static void exit_child_read(struct exit_child *x)
+{
+	ssize_t n;
+
+	if (x->eof)
+		return;
+	n = read(x->rfd, x->buf + x->len, sizeof(x->buf) - 1 - x->len);
+	if (n <= 0) {
+		if (n == 0 || (errno != EINTR && errno != EAGAIN))
+			x->eof = true;
+		return;
+	}
+	x->len += (size_t)n;
+	for (;;) {
+		char *nl = memchr(x->buf, '\n', x->len);
+		size_t used;
+
+		if (!nl) {
+			if (x->len == sizeof(x->buf) - 1)
+				x->len = 0; /* an overlong line: not one of ours */
+			break;
+		}
+		*nl = '\0';
+		exit_child_line(x, x->buf);
+		used = (size_t)(nl + 1 - x->buf);
+		memmove(x->buf, nl + 1, x->len - used);
+		x->len -= used;
+	}
+}
+
+static bool exit_child_spawn(struct exit_child *x)
+{
+	char exe[4096], abiarg[8];
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t none, all;
+	int p[2], wfd, err;
+	ssize_t n;
+
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return st_fail("cannot find this program (/proc/self/exe): %s", strerror(errno));
+	exe[n] = '\0';
+	if (pipe2(p, O_CLOEXEC) != 0)
+		return st_fail("pipe: %s", strerror(errno));
+	/* The write end goes to fd 3 of the new process: it is moved above 3
+	 * first, so that dup2 always makes a copy without close-on-exec. */
+	wfd = fcntl(p[1], F_DUPFD_CLOEXEC, 10);
+	close(p[1]);
+	if (wfd < 0) {
+		close(p[0]);
+		return st_fail("fcntl: %s", strerror(errno));
+	}
+	snprintf(abiarg, sizeof(abiarg), "%d", hx_st.abi == HX_ABI_5 ? 5 : 6);
+	char *argv[] = { exe, HX_SELFTEST_EXIT_ARG, "3", (char *)child_runtime,
+			 (char *)child_shim, abiarg, NULL };
+	sigemptyset(&none);
+	sigfillset(&all);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, wfd, 3);
+	posix_spawnattr_init(&at);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+					   POSIX_SPAWN_SETSIGDEF);
+	posix_spawnattr_setpgroup(&at, 0);
+	posix_spawnattr_setsigmask(&at, &none);
+	posix_spawnattr_setsigdefault(&at, &all);
+	/* The environment is this process's: LD_PRELOAD names the shim. */
+	err = posix_spawn(&x->pid, exe, &fa, &at, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	close(wfd);
+	if (err) {
+		close(p[0]);
+		return st_fail("cannot start %s: %s", exe, strerror(err));
+	}
+	x->rfd = p[0];
+	return true;
+}
+
+/* Kills the process's group and reaps it, within a bound. */
+static void exit_child_kill(struct exit_child *x)
+{
+	int64_t until = hx_now_ns() + 3000000000LL;
+
+	kill(-x->pid, SIGKILL);
+	kill(x->pid, SIGKILL);
+	while (waitpid(x->pid, NULL, WNOHANG) == 0 && hx_now_ns() < until)
+		usleep(10000);
+}
+
+static bool check_exit_with_wait_pending(void)
+{
+	struct exit_child x = { .pid = -1, .rfd = -1 };
+	int64_t limit = hx_st.timeout_ns > EXIT_CHILD_LIMIT_NS ? hx_st.timeout_ns :
+								 EXIT_CHILD_LIMIT_NS;
+	int64_t start = hx_now_ns(), enqueued_at = 0, last_progress = start, now;
+	bool reaped = false;
+	int status = 0;
+
+	if (hx_st.waits_block)
+		return st_fail("not run: waits block the calling thread here (see "
+			       "wait-before-signal), so none can be left pending");
+	if (!exit_child_spawn(&x))
+		return false;
+	for (;;) {
+		struct pollfd pfd = { x.eof ? -1 : x.rfd, POLLIN, 0 };
+
+		if (poll(&pfd, 1, 20) > 0)
+			exit_child_read(&x);
+		now = hx_now_ns();
+		if (x.enqueued && !enqueued_at)
+			enqueued_at = now;
+		if (waitpid(x.pid, &status, WNOHANG) == x.pid) {
+			/* Records written just before the exit. */
+			while (!x.eof && poll(&pfd, 1, 0) > 0)
+				exit_child_read(&x);
+			if (x.enqueued && !enqueued_at)
+				enqueued_at = hx_now_ns();
+			reaped = true;
+			break;
+		}
+		if (now - (enqueued_at ? enqueued_at : start) > limit)
+			break;
+		/* The parent hears from us while we wait. */
+		if (now - last_progress > 500000000LL) {
+			st_record("progress", 0);
+			last_progress = now;
+		}
+	}
+	close(x.rfd);
+	now = hx_now_ns();
+	if (!reaped) {
+		exit_child_kill(&x);
+		if (!x.enqueued)
+			return st_fail("the process that was to leave waits pending did not get "
+				       "them enqueued within %.0f s (%s): killed", (double)limit / 1e9,
+				       x.cannot[0] ? x.cannot : "it reported nothing");
+		return st_fail("a process that returned from main with waits pending on "
+			       "hipStreamPerThread and on a created stream had not exited %.0f s "
+			       "later: the runtime's teardown of the per-thread stream waits for "
+			       "the pending wait unless the shim releases it first; killed",
+			       (double)limit / 1e9);
+	}
+	if (x.cannot[0])
+		return st_fail("the process that was to leave waits pending could not set them "
+			       "up: %s", x.cannot);
+	if (!x.enqueued)
+		return st_fail("the process that was to leave waits pending ended before it had "
+			       "enqueued them (%s %d)", WIFSIGNALED(status) ? "signal" : "exit status",
+			       WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+	if (WIFSIGNALED(status))
+		return st_fail("a process that returned from main with waits pending on "
+			       "hipStreamPerThread and on a created stream died on its way out "
+			       "(signal %d, %s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+	if (WEXITSTATUS(status) != 0)
+		return st_fail("a process that returned 0 from main with waits pending on "
+			       "hipStreamPerThread and on a created stream exited with status %d",
+			       WEXITSTATUS(status));
+	snprintf(hx_st.why, sizeof(hx_st.why), "a process that returned from main with waits "
+		 "nobody signals pending on hipStreamPerThread and on a created stream exited "
+		 "with status 0, %.0f ms later", (double)(now - enqueued_at) / 1e6);
+	return true;
+}
+
 /* ---- setup --------------------------------------------------------------- */
 
 #define RESOLVE(field, name, required)                                                    \
@@ -594,6 +839,9 @@ static void load_runtime(const char *path)
 	RESOLVE(LaunchHostFunc, "hipLaunchHostFunc", false);
 	RESOLVE(HostMalloc, "hipHostMalloc", true);
 	RESOLVE(GetErrorName, "hipGetErrorName", false);
+	RESOLVE(EventCreateWithFlags, "hipEventCreateWithFlags", false);
+	RESOLVE(EventRecord, "hipEventRecord", false);
+	RESOLVE(StreamWaitEvent, "hipStreamWaitEvent", false);
 	if (dladdr((void *)hx_st.StreamCreate, &di) && di.dli_fname)
 		fact("runtime_loaded", "%s", di.dli_fname);
 }
@@ -701,8 +949,8 @@ int hx_selftest_child_main(int argc, char **argv)
 	hx_st.out = atoi(argv[2]);
 	/* Programs the runtime may exec do not get the record pipe. */
 	fcntl(hx_st.out, F_SETFD, FD_CLOEXEC);
-	runtime = argv[3];
-	shim = argv[4];
+	runtime = child_runtime = argv[3];
+	shim = child_shim = argv[4];
 	hx_st.abi = atoi(argv[5]) == 5 ? HX_ABI_5 : HX_ABI_6;
 	hx_st.rounds = (unsigned)strtoul(argv[6], NULL, 10);
 	hx_st.timeout_ns = strtoll(argv[7], NULL, 10) * 1000000LL;
@@ -741,8 +989,9 @@ int hx_selftest_child_main(int argc, char **argv)
 	bind_semaphore_calls(shim);
 	fact("host_function", "%s", st_host_fn_name());
 	open_render_node(dev);
-	if ((e = hx_st.StreamCreate(&hx_st.s)) != hipSuccess)
+	if ((e = hx_st.StreamCreate(&hx_st.own)) != hipSuccess)
 		fatal("hipStreamCreate answered %s", st_ename(e));
+	hx_st.s = hx_st.own;
 	if ((e = hx_st.HostMalloc(&mem, 4096, 0)) != hipSuccess || !mem)
 		fatal("hipHostMalloc answered %s", st_ename(e));
 	hx_st.mem = mem;
@@ -753,14 +1002,66 @@ int hx_selftest_child_main(int argc, char **argv)
 	run_check("host-signal-stream-wait-binary", check_host_signal_binary);
 	run_check("host-signal-stream-wait-timeline", check_host_signal_timeline);
 	run_check("wait-before-signal", check_wait_before_signal);
+	run_check("wait-before-signal-per-thread", check_wait_before_signal_pts);
 	run_check("binary-wait-consumes", check_binary_consumes);
 	run_check("signal-after-prior-work", check_signal_after_prior_work);
+	run_check("signal-after-prior-work-per-thread", check_signal_after_prior_work_pts);
 	run_check("timeline-values-increase", check_timeline_values);
 	run_check("mixed-array", check_mixed_array);
 	st_measure();
 	run_check("destroy", check_destroy);
+	run_check_as("exit-with-wait-pending", check_exit_with_wait_pending, true);
 	st_record("done", 0);
 	/* A stuck stream or thread must not hold the exit: the runtime's own
 	 * teardown would wait for it. */
 	_exit(0);
+}
+
+/* The process check_exit_with_wait_pending starts.  argv: [1] the marker,
+ * [2] the fd its records go to, [3] runtime, [4] shim, [5] abi.  It speaks
+ * the child's record format (only "cannot-run" and "enqueued" are read)
+ * and, past the set-up, does what an application may do: returns from
+ * main with waits pending that nobody will satisfy. */
+int hx_selftest_exit_child_main(int argc, char **argv)
+{
+	uint64_t zero = 0, one = 1;
+	int count = 0, dev = 0;
+	bool tl;
+	hipError_t e;
+
+	if (argc != 6)
+		return 2;
+	hx_st.out = atoi(argv[2]);
+	fcntl(hx_st.out, F_SETFD, FD_CLOEXEC);
+	hx_st.abi = atoi(argv[5]) == 5 ? HX_ABI_5 : HX_ABI_6;
+	hx_st.timeout_ns = EXIT_CHILD_LIMIT_NS;
+	dup2(STDERR_FILENO, STDOUT_FILENO);
+
+	load_runtime(argv[3]);
+	if (!dlsym(RTLD_DEFAULT, "hipextsemGetStats"))
+		fatal("the shim is not loaded (LD_PRELOAD did not take effect)");
+	e = hx_st.GetDeviceCount(&count);
+	if (e != hipSuccess || count <= 0)
+		fatal("no HIP device: hipGetDeviceCount answered %s", st_ename(e));
+	if ((e = hx_st.GetDevice(&dev)) != hipSuccess)
+		fatal("hipGetDevice answered %s", st_ename(e));
+	bind_semaphore_calls(argv[4]);
+	open_render_node(dev);
+	if ((e = hx_st.StreamCreate(&hx_st.own)) != hipSuccess)
+		fatal("hipStreamCreate answered %s", st_ename(e));
+	tl = hx_st.dev.has_timeline;
+	if (!st_import_one(false, &hx_st.bin, &hx_st.ebin) ||
+	    !st_import_one(tl, &hx_st.tl, &hx_st.etl))
+		fatal("%s", hx_st.why);
+	/* On this (the main) thread: the thread whose per-thread stream the
+	 * runtime's exit waits for. */
+	hx_st.s = hipStreamPerThread;
+	if ((e = st_sem_wait(&hx_st.ebin, &zero, 1)) != hipSuccess)
+		fatal("hipWaitExternalSemaphoresAsync on hipStreamPerThread answered %s",
+		      st_ename(e));
+	hx_st.s = hx_st.own;
+	if ((e = st_sem_wait(&hx_st.etl, tl ? &one : &zero, 1)) != hipSuccess)
+		fatal("hipWaitExternalSemaphoresAsync on a created stream answered %s", st_ename(e));
+	st_record("enqueued", 0);
+	return 0;
 }

@@ -40,13 +40,21 @@ struct st_state {
 	__typeof__(hipLaunchHostFunc) *LaunchHostFunc;
 	__typeof__(hipHostMalloc) *HostMalloc;
 	__typeof__(hipGetErrorName) *GetErrorName;
+	__typeof__(hipEventCreateWithFlags) *EventCreateWithFlags;
+	__typeof__(hipEventRecord) *EventRecord;
+	__typeof__(hipStreamWaitEvent) *StreamWaitEvent;
 	/* the semaphore calls, bound as an application's references bind */
 	__typeof__(hipImportExternalSemaphore) *Import;
 	__typeof__(hipSignalExternalSemaphoresAsync) *Signal;
 	__typeof__(hipWaitExternalSemaphoresAsync) *Wait;
 	__typeof__(hipDestroyExternalSemaphore) *Destroy;
 
-	hipStream_t s;
+	hipStream_t s;        /* the stream the checks work on: `own`, or
+				 hipStreamPerThread of the enqueuing thread */
+	hipStream_t own;      /* the stream the child created */
+	bool per_thread;      /* s is hipStreamPerThread: every enqueue goes
+				 through one thread (selftest_stream.c) */
+	hipEvent_t gate_event;
 	volatile uint64_t *mem;
 	uint64_t gate, marker, tl_next;
 	atomic_ullong hostfn_runs;
@@ -84,6 +92,18 @@ hipError_t st_put_marker(uint64_t v);
 hipError_t st_put_gate(uint64_t v);
 void st_open_gate(uint64_t v);
 bool st_stream_idle(void);
+
+/* Switches the checks to hipStreamPerThread and back.  While on, the
+ * markers, gates and semaphore calls above are handed to one long-lived
+ * thread and run there, so that they all reach the same per-thread stream
+ * whichever thread of the child asks; a call that thread does not finish
+ * in time answers ST_NO_ANSWER.  On 5.2, whose stream value calls cannot
+ * take hipStreamPerThread (docs/streams.md), a marker is written by a host
+ * function and a gate is a wait on `own` the per-thread stream waits for
+ * through an event.  False (with the reason) if it cannot be set up. */
+bool st_per_thread_begin(void);
+void st_per_thread_end(void);
+#define ST_NO_ANSWER ((hipError_t)-1000)
 
 /* The semaphore calls with the runtime's parameter layout, and the host
  * function the shim's signal uses on this runtime. */

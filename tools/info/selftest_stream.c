@@ -3,17 +3,20 @@
  * What the self-test's checks and measurements share (selftest_child.h):
  * the state, result lines to the parent, the stream's markers and gates,
  * the semaphore calls in the runtime's parameter layout, the host function
- * the shim's signal uses on this runtime, and a syncobj imported through
- * the shim.  Calls come here from selftest_child.c and selftest_measure.c
+ * the shim's signal uses on this runtime, a syncobj imported through the
+ * shim, and the thread that enqueues when the checks run on
+ * hipStreamPerThread.  Calls come here from selftest_child.c and selftest_measure.c
  * and never go back.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "selftest.h"
@@ -72,8 +75,12 @@ bool st_timeout_fail(const char *fmt, ...)
 const char *st_ename(hipError_t e)
 {
 	static __thread char buf[64];
-	const char *n = hx_st.GetErrorName ? hx_st.GetErrorName(e) : NULL;
+	const char *n;
 
+	if (e == ST_NO_ANSWER)
+		return "nothing: the thread that enqueues on hipStreamPerThread did not come back "
+		       "in time";
+	n = hx_st.GetErrorName ? hx_st.GetErrorName(e) : NULL;
 	snprintf(buf, sizeof(buf), "%d %s", (int)e, n ? n : "");
 	return buf;
 }
@@ -99,15 +106,7 @@ bool st_marker_reaches(uint64_t v)
 	return true;
 }
 
-hipError_t st_put_marker(uint64_t v)
-{
-	return hx_st.StreamWriteValue64(hx_st.s, (void *)&hx_st.mem[M_MARKER], v, 0);
-}
-
-hipError_t st_put_gate(uint64_t v)
-{
-	return hx_st.StreamWaitValue64(hx_st.s, (void *)&hx_st.mem[M_GATE], v, HX_WAIT_VALUE_GTE, ~0ull);
-}
+/* st_put_marker and st_put_gate: see "one thread for hipStreamPerThread". */
 
 void st_open_gate(uint64_t v)
 {
@@ -148,24 +147,6 @@ void *st_params_array(unsigned n, const uint64_t *values)
 	if (p)
 		st_params_set(p, n, values);
 	return p;
-}
-
-hipError_t st_sem_signal(hipExternalSemaphore_t *sems, const uint64_t *values, unsigned n)
-{
-	void *p = st_params_array(n, values);
-	hipError_t e = p ? hx_st.Signal(sems, p, n, hx_st.s) : hipErrorOutOfMemory;
-
-	free(p);
-	return e;
-}
-
-hipError_t st_sem_wait(hipExternalSemaphore_t *sems, const uint64_t *values, unsigned n)
-{
-	void *p = st_params_array(n, values);
-	hipError_t e = p ? hx_st.Wait(sems, p, n, hx_st.s) : hipErrorOutOfMemory;
-
-	free(p);
-	return e;
 }
 
 /* Each round gets the full deadline (a slow machine with many rounds is
@@ -246,4 +227,237 @@ bool st_import_one(bool timeline, uint32_t *handle, hipExternalSemaphore_t *ext)
 			    "successful import takes the fd)", kind, fd);
 	}
 	return true;
+}
+
+/* ---- the stream calls, and one thread for hipStreamPerThread -------------- */
+
+/* 5.2 (no hipLaunchHostFunc): hipStreamWriteValue64 and hipStreamWaitValue64
+ * use the handle unchecked, so hipStreamPerThread must not reach them. */
+static bool value_calls_take_per_thread(void)
+{
+	return hx_st.LaunchHostFunc != NULL;
+}
+
+static void write_marker(void *arg)
+{
+	__atomic_store_n(&hx_st.mem[M_MARKER], (uint64_t)(uintptr_t)arg, __ATOMIC_RELEASE);
+}
+
+static void write_marker_callback(hipStream_t s, hipError_t e, void *arg)
+{
+	(void)s;
+	(void)e;
+	write_marker(arg);
+}
+
+static hipError_t do_put_marker(uint64_t v)
+{
+	if (hx_st.s == hipStreamPerThread && !value_calls_take_per_thread())
+		return hx_st.StreamAddCallback(hx_st.s, write_marker_callback,
+					       (void *)(uintptr_t)v, 0);
+	return hx_st.StreamWriteValue64(hx_st.s, (void *)&hx_st.mem[M_MARKER], v, 0);
+}
+
+static hipError_t do_put_gate(uint64_t v)
+{
+	void *gate = (void *)&hx_st.mem[M_GATE];
+	hipError_t e;
+
+	if (hx_st.s != hipStreamPerThread || value_calls_take_per_thread())
+		return hx_st.StreamWaitValue64(hx_st.s, gate, v, HX_WAIT_VALUE_GTE, ~0ull);
+	/* The gate goes on the created stream, and the per-thread stream
+	 * waits for an event recorded behind it (hipStreamWaitEvent resolves
+	 * hipStreamPerThread on every release). */
+	if (!hx_st.EventRecord || !hx_st.StreamWaitEvent || !hx_st.gate_event)
+		return hipErrorNotSupported;
+	e = hx_st.StreamWaitValue64(hx_st.own, gate, v, HX_WAIT_VALUE_GTE, ~0ull);
+	if (e == hipSuccess)
+		e = hx_st.EventRecord(hx_st.gate_event, hx_st.own);
+	if (e == hipSuccess)
+		e = hx_st.StreamWaitEvent(hx_st.s, hx_st.gate_event, 0);
+	return e;
+}
+
+static hipError_t do_sem_signal(hipExternalSemaphore_t *sems, const uint64_t *values, unsigned n)
+{
+	void *p = st_params_array(n, values);
+	hipError_t e = p ? hx_st.Signal(sems, p, n, hx_st.s) : hipErrorOutOfMemory;
+
+	free(p);
+	return e;
+}
+
+static hipError_t do_sem_wait(hipExternalSemaphore_t *sems, const uint64_t *values, unsigned n)
+{
+	void *p = st_params_array(n, values);
+	hipError_t e = p ? hx_st.Wait(sems, p, n, hx_st.s) : hipErrorOutOfMemory;
+
+	free(p);
+	return e;
+}
+
+/*
+ * hipStreamPerThread names the calling thread's stream, and the checks
+ * enqueue from more than one thread (a wait that may block runs on a
+ * thread of its own).  While the checks work on it, every enqueue is a
+ * job for one thread that lives until the child ends.  A job's arguments
+ * are copied into the slot, so a caller that gives up waiting leaves
+ * nothing of its own in use; once a job is not done in time the thread is
+ * taken as stuck and gets no further job.
+ */
+enum job_kind { JOB_MARKER, JOB_GATE, JOB_SIGNAL, JOB_WAIT };
+
+#define JOB_MAX_SEMS 2
+
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;   /* on CLOCK_MONOTONIC, as hx_now_ns */
+	bool started, stuck, busy, queued, done;
+	enum job_kind kind;
+	hipExternalSemaphore_t sems[JOB_MAX_SEMS];
+	uint64_t values[JOB_MAX_SEMS];
+	unsigned n;
+	uint64_t v;
+	hipError_t err;
+} job = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+static void *job_thread(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&job.mu);
+	for (;;) {
+		hipError_t e;
+
+		while (!job.queued)
+			pthread_cond_wait(&job.cv, &job.mu);
+		job.queued = false;
+		pthread_mutex_unlock(&job.mu);
+		switch (job.kind) {
+		case JOB_MARKER: e = do_put_marker(job.v); break;
+		case JOB_GATE: e = do_put_gate(job.v); break;
+		case JOB_SIGNAL: e = do_sem_signal(job.sems, job.values, job.n); break;
+		default: e = do_sem_wait(job.sems, job.values, job.n); break;
+		}
+		pthread_mutex_lock(&job.mu);
+		job.err = e;
+		job.done = true;
+		pthread_cond_broadcast(&job.cv);
+	}
+	return NULL;
+}
+
+/* With job.mu held: waits until *flag == want; false at `until`. */
+static bool job_wait_for(bool *flag, bool want, int64_t until)
+{
+	struct timespec ts = { (time_t)(until / 1000000000LL), (long)(until % 1000000000LL) };
+
+	while (*flag != want)
+		if (pthread_cond_timedwait(&job.cv, &job.mu, &ts) == ETIMEDOUT)
+			return *flag == want;
+	return true;
+}
+
+/* Runs one job on the thread; ST_NO_ANSWER (and a timeout) if it is not
+ * done by the check's deadline plus one more. */
+static hipError_t run_job(enum job_kind kind, hipExternalSemaphore_t *sems, const uint64_t *values,
+			  unsigned n, uint64_t v)
+{
+	int64_t now = hx_now_ns();
+	int64_t until = (hx_st.deadline > now ? hx_st.deadline : now) + hx_st.timeout_ns;
+	hipError_t e = ST_NO_ANSWER;
+
+	if (n > JOB_MAX_SEMS)
+		return hipErrorInvalidValue;
+	pthread_mutex_lock(&job.mu);
+	if (!job.stuck && job_wait_for(&job.busy, false, until)) {
+		job.busy = true;
+		job.kind = kind;
+		job.n = n;
+		job.v = v;
+		for (unsigned i = 0; i < n; i++) {
+			job.sems[i] = sems[i];
+			job.values[i] = values[i];
+		}
+		job.done = false;
+		job.queued = true;
+		pthread_cond_broadcast(&job.cv);
+		if (job_wait_for(&job.done, true, until)) {
+			e = job.err;
+			job.busy = false;
+			pthread_cond_broadcast(&job.cv);
+		}
+	}
+	if (e == ST_NO_ANSWER) {
+		job.stuck = true;
+		hx_st.timed_out = true;
+	}
+	pthread_mutex_unlock(&job.mu);
+	return e;
+}
+
+bool st_per_thread_begin(void)
+{
+	pthread_condattr_t ca;
+	pthread_t th;
+	hipError_t e;
+
+	if (!value_calls_take_per_thread() && !hx_st.gate_event) {
+		if (!hx_st.EventCreateWithFlags || !hx_st.EventRecord || !hx_st.StreamWaitEvent)
+			return st_fail("this runtime lacks hipEventCreateWithFlags, hipEventRecord "
+				       "or hipStreamWaitEvent, which the check needs to hold "
+				       "hipStreamPerThread at a gate");
+		e = hx_st.EventCreateWithFlags(&hx_st.gate_event, hipEventDisableTiming);
+		if (e != hipSuccess)
+			return st_fail("hipEventCreateWithFlags answered %s", st_ename(e));
+	}
+	pthread_mutex_lock(&job.mu);
+	if (job.stuck) {
+		pthread_mutex_unlock(&job.mu);
+		return st_fail("not run: the thread that enqueues on hipStreamPerThread is stuck "
+			       "in an earlier check");
+	}
+	if (!job.started) {
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&job.cv, &ca);
+		pthread_condattr_destroy(&ca);
+		if (pthread_create(&th, NULL, job_thread, NULL) != 0) {
+			pthread_mutex_unlock(&job.mu);
+			return st_fail("cannot start a thread");
+		}
+		pthread_detach(th);
+		job.started = true;
+	}
+	pthread_mutex_unlock(&job.mu);
+	hx_st.s = hipStreamPerThread;
+	hx_st.per_thread = true;
+	return true;
+}
+
+void st_per_thread_end(void)
+{
+	hx_st.per_thread = false;
+	hx_st.s = hx_st.own;
+}
+
+hipError_t st_put_marker(uint64_t v)
+{
+	return hx_st.per_thread ? run_job(JOB_MARKER, NULL, NULL, 0, v) : do_put_marker(v);
+}
+
+hipError_t st_put_gate(uint64_t v)
+{
+	return hx_st.per_thread ? run_job(JOB_GATE, NULL, NULL, 0, v) : do_put_gate(v);
+}
+
+hipError_t st_sem_signal(hipExternalSemaphore_t *sems, const uint64_t *values, unsigned n)
+{
+	return hx_st.per_thread ? run_job(JOB_SIGNAL, sems, values, n, 0) :
+				  do_sem_signal(sems, values, n);
+}
+
+hipError_t st_sem_wait(hipExternalSemaphore_t *sems, const uint64_t *values, unsigned n)
+{
+	return hx_st.per_thread ? run_job(JOB_WAIT, sems, values, n, 0) :
+				  do_sem_wait(sems, values, n);
 }
