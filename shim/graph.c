@@ -141,6 +141,7 @@ hipError_t hx_graph_exec_node_set_params(hipGraphExec_t exec, hipGraphNode_t nod
 /* ---- captures ----------------------------------------------------------- */
 
 atomic_int hx_captures_live;
+atomic_uint hx_capture_begins;
 
 /* Never below 0: an end the shim counts without having seen the begin
  * (a runtime call it does not wrap) must not hide a capture it did see. */
@@ -170,6 +171,7 @@ hipError_t hx_stream_begin_capture(hipStream_t stream, int mode, bool spt)
 	/* Counted before the capture can start: a signal or wait racing with
 	 * the begin on another thread then asks the runtime. */
 	atomic_fetch_add_explicit(&hx_captures_live, 1, memory_order_acq_rel);
+	atomic_fetch_add_explicit(&hx_capture_begins, 1, memory_order_acq_rel);
 	err = real(stream, mode);
 	if (err)
 		capture_ended();
@@ -186,6 +188,7 @@ hipError_t hx_stream_begin_capture_to_graph(hipStream_t stream, hipGraph_t graph
 		return hipErrorNotInitialized;
 	REQUIRE_REAL(StreamBeginCaptureToGraph, "hipStreamBeginCaptureToGraph");
 	atomic_fetch_add_explicit(&hx_captures_live, 1, memory_order_acq_rel);
+	atomic_fetch_add_explicit(&hx_capture_begins, 1, memory_order_acq_rel);
 	err = hx_rt.StreamBeginCaptureToGraph(stream, graph, deps, edges, ndeps, mode);
 	if (err)
 		capture_ended();

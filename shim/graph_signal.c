@@ -397,7 +397,8 @@ bool hx_graph_signal_known(hipGraphNode_t node)
  * that the common call saves no registers for it. */
 static __attribute__((noinline)) hipError_t signal_maybe_captured(const hipExternalSemaphore_t *hs,
 								  const void *params, unsigned n,
-								  hipStream_t stream)
+								  hipStream_t stream,
+								  struct signal_op **queued)
 {
 	static const char what[] = "hipSignalExternalSemaphoresAsync (captured)";
 	struct gsig *s;
@@ -405,10 +406,10 @@ static __attribute__((noinline)) hipError_t signal_maybe_captured(const hipExter
 	int status;
 
 	if (!hx_runtime_init() || !hx_runtime_usable())
-		return hx_op_signal(hs, params, n, stream);
+		return hx_op_signal(hs, params, n, stream, queued);
 	status = hx_runtime_capture_status(stream);
 	if (status == HX_CAPTURE_STATUS_NONE)
-		return hx_op_signal(hs, params, n, stream);
+		return hx_op_signal(hs, params, n, stream, queued);
 	/* Refused here on every release: 5.3 to 6.1 would enqueue the host
 	 * function for real (signaling at once, before the captured work ever
 	 * ran), 6.2 refuses it itself (clr 19b4660cb), 5.2 has no
@@ -442,9 +443,29 @@ HX_HOT_PATH
 hipError_t hx_intercept_signal(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
 			       hipStream_t stream)
 {
+	unsigned epoch0 = hx_graph_capture_epoch();
+	struct signal_op *op = NULL;
+	bool live = false;
+	hipError_t err;
+
 	/* Cheapest first: with no capture live (one load) nothing else is
 	 * asked; a live one implies the runtime was resolved. */
-	if (hs && n && hx_graph_capture_live())
-		return signal_maybe_captured(hs, params, n, stream);
-	return hx_op_signal(hs, params, n, stream);
+	if (hs && n && hx_graph_capture_live()) {
+		live = true;
+		err = signal_maybe_captured(hs, params, n, stream, &op);
+	} else {
+		err = hx_op_signal(hs, params, n, stream, &op);
+	}
+	/* Could a capture have recorded the signal just enqueued?  Only if one
+	 * began since `epoch0` (read before the capture check), or if one was
+	 * live then and the stream joined it (through an event captured
+	 * elsewhere) before the enqueue: either way the stream is capturing
+	 * now.  A capture begun through a call the shim does not wrap, or
+	 * begun and ended again before this question, is not seen
+	 * (docs/graphs.md). */
+	if (op)
+		hx_op_signal_settle(op, (live || hx_graph_capture_epoch() != epoch0) &&
+						hx_runtime_capture_status(stream) !=
+							HX_CAPTURE_STATUS_NONE);
+	return err;
 }

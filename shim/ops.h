@@ -25,8 +25,13 @@ static inline bool hx_op_ready(void)
 }
 
 hipError_t hx_op_import(hipExternalSemaphore_t *out, const void *desc);
+/* `queued`: NULL, or where the record of an enqueued signal is handed
+ * back (NULL if none was enqueued); the caller must then settle it with
+ * hx_op_signal_settle, saying whether a capture may have recorded it. */
+struct signal_op;
 hipError_t hx_op_signal(const hipExternalSemaphore_t *sems, const void *params, unsigned n,
-			hipStream_t stream);
+			hipStream_t stream, struct signal_op **queued);
+void hx_op_signal_settle(struct signal_op *op, bool kept);
 hipError_t hx_op_wait(const hipExternalSemaphore_t *sems, const void *params, unsigned n,
 		      hipStream_t stream);
 hipError_t hx_op_destroy(hipExternalSemaphore_t sem);

@@ -90,6 +90,10 @@ struct signal_op {
 	hipStream_t stream;
 	int64_t enqueued_ns;
 	unsigned count;
+	/* Who frees the record (signal.c): the host function, the enqueuing
+	 * call once it has settled the record, or nobody when it was kept
+	 * for a capture that may have recorded it. */
+	_Atomic unsigned state;
 	struct signal_entry entries[];
 };
 

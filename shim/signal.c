@@ -30,7 +30,26 @@ static void signal_sem(const struct hx_sem *sem, uint64_t value)
 		       sem->w.handle, (unsigned long long)value, strerror(-ret));
 }
 
-static void run_signal(struct signal_op *op)
+/*
+ * Who frees a signal's record.  The host function normally does, after
+ * the signal.  But a capture that another thread begins on the stream
+ * between the shim's capture check and its enqueue (hx_intercept_signal)
+ * records the host function into a graph, which runs it at every launch:
+ * a record freed after the first run would be read after free at the
+ * second.  So the enqueuing call settles the record once the runtime has
+ * taken it, saying whether a capture may have recorded it, and whichever
+ * of the two comes last frees it; a record that may have been captured is
+ * kept (with its semaphore references) until exit and signals at every
+ * run, as a captured signal does.
+ */
+enum {
+	SIG_QUEUED,  /* neither side done */
+	SIG_SETTLED, /* the caller is done: the host function frees */
+	SIG_RAN,     /* the host function ran first: the caller frees */
+	SIG_KEPT,    /* kept for a capture: never freed */
+};
+
+static void signal_entries(struct signal_op *op)
 {
 	for (unsigned i = 0; i < op->count; i++) {
 		struct signal_entry *e = &op->entries[i];
@@ -41,9 +60,69 @@ static void run_signal(struct signal_op *op)
 
 		signal_sem(e->sem, e->value);
 		HX_TRACE(signal, hx_reg_handle(e->sem), e->value, op->stream, op->enqueued_ns, t);
-		hx_sem_unref(e->sem);
 	}
+}
+
+static void signal_free(struct signal_op *op)
+{
+	for (unsigned i = 0; i < op->count; i++)
+		hx_sem_unref(op->entries[i].sem);
 	hx_reg_op_free(HX_OP_SIGNAL, op);
+}
+
+static void run_signal(struct signal_op *op)
+{
+	unsigned st = atomic_load_explicit(&op->state, memory_order_acquire);
+
+	signal_entries(op);
+	if (st == SIG_KEPT)
+		return;
+	st = SIG_QUEUED;
+	if (atomic_compare_exchange_strong_explicit(&op->state, &st, SIG_RAN, memory_order_acq_rel,
+						    memory_order_acquire))
+		return; /* the caller settles it */
+	if (st == SIG_SETTLED)
+		signal_free(op);
+	/* SIG_RAN (a second run before the caller settled) or SIG_KEPT:
+	 * the record stays. */
+}
+
+/* Kept records stay reachable (a leak checker sees them as kept, and so
+ * does a reader of a core file). */
+struct kept_signal {
+	struct kept_signal *next;
+	struct signal_op *op;
+};
+static struct kept_signal *_Atomic kept_signals;
+
+static void keep_signal(struct signal_op *op)
+{
+	struct kept_signal *k = malloc(sizeof(*k));
+
+	if (!k)
+		return;
+	k->op = op;
+	k->next = atomic_load_explicit(&kept_signals, memory_order_relaxed);
+	while (!atomic_compare_exchange_weak_explicit(&kept_signals, &k->next, k,
+						      memory_order_release, memory_order_relaxed))
+		;
+}
+
+void hx_op_signal_settle(struct signal_op *op, bool kept)
+{
+	unsigned prev = atomic_exchange_explicit(&op->state, kept ? SIG_KEPT : SIG_SETTLED,
+						 memory_order_acq_rel);
+
+	if (kept)
+		keep_signal(op);
+	if (kept)
+		hx_warn("hipSignalExternalSemaphoresAsync: a capture began on stream %p while the "
+			"signal was enqueued (on another thread): the runtime may have recorded it "
+			"into that capture, so its record (%u semaphore(s)) is kept until exit and "
+			"signals each time it runs",
+			(void *)op->stream, op->count);
+	else if (prev == SIG_RAN)
+		signal_free(op);
 }
 
 static void signal_host_fn(void *data)
@@ -83,7 +162,7 @@ static hipError_t check_signal_values(const char *what, const hipExternalSemapho
 
 HX_HOT_PATH
 hipError_t hx_op_signal(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
-			hipStream_t stream)
+			hipStream_t stream, struct signal_op **queued)
 {
 	static const char what[] = "hipSignalExternalSemaphoresAsync";
 	struct signal_op *op;
@@ -92,6 +171,8 @@ hipError_t hx_op_signal(const hipExternalSemaphore_t *hs, const void *params, un
 	int binary = -1;    /* index of the first binary semaphore */
 	int bad_value = -1; /* index of the first timeline point 0 */
 
+	if (queued)
+		*queued = NULL;
 	SET_UP_ONCE_OR_FORWARD(SignalExternalSemaphoresAsync, hs, params, n, stream);
 	err = hx_begin_op(what, hs, params, n, HX_OP_SIGNAL,
 			  sizeof(*op) + (size_t)n * sizeof(op->entries[0]), (void **)&op);
@@ -115,6 +196,7 @@ hipError_t hx_op_signal(const hipExternalSemaphore_t *hs, const void *params, un
 	}
 	op->count = n;
 	op->stream = stream;
+	atomic_store_explicit(&op->state, SIG_QUEUED, memory_order_relaxed);
 	/* Only the trace reads it: no clock read per call otherwise. */
 	op->enqueued_ns = hx_trace_on ? hx_now_ns() : 0;
 	if (bad_value >= 0)
@@ -143,6 +225,12 @@ hipError_t hx_op_signal(const hipExternalSemaphore_t *hs, const void *params, un
 		return err;
 	}
 	hx_dbg("%s: %u semaphore(s) on stream %p", what, n, (void *)stream);
+	/* From here on the host function may have run and the record be
+	 * the caller's to settle: only `hs` and `stream` are read below. */
+	if (queued)
+		*queued = op;
+	else
+		hx_op_signal_settle(op, false);
 	/* Once per process: the consequence users porting CUDA code meet as an
 	 * unexplained stall on the Vulkan side. */
 	if (binary >= 0 && hx_log_enabled(HX_LOG_INFO)) {

@@ -22,6 +22,7 @@
  *   by WriteValue on another stream wakes it at once; a plain store by any
  *   host thread is noticed within that cap.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -1490,6 +1491,30 @@ CPUHIP_EXPORT hipError_t hipStreamAddCallback(hipStream_t h, hipStreamCallback_t
 }
 
 #if CPUHIP_ABI == 6
+/* Test-only: cpuhipTestCaptureRaceNext() makes the next hipLaunchHostFunc
+ * begin a Global capture on its stream before it looks at the stream, as
+ * another thread beginning one at that instant would.  The capture is
+ * begun through the process's own hipStreamBeginCapture (the shim's, when
+ * it is preloaded), so a wrapper sees it as it would see the other
+ * thread's call. */
+static atomic_bool capture_race_armed;
+
+CPUHIP_EXPORT void cpuhipTestCaptureRaceNext(void)
+{
+	atomic_store(&capture_race_armed, true);
+}
+
+static void capture_race(hipStream_t h)
+{
+	hipError_t (*begin)(hipStream_t, int);
+
+	if (!atomic_exchange(&capture_race_armed, false))
+		return;
+	begin = (hipError_t(*)(hipStream_t, int))dlsym(RTLD_DEFAULT, "hipStreamBeginCapture");
+	if (!begin || begin(h, 0 /* Global */) != hipSuccess)
+		fprintf(stderr, "cpuhip: cpuhipTestCaptureRaceNext: the capture did not begin\n");
+}
+
 CPUHIP_EXPORT hipError_t hipLaunchHostFunc(hipStream_t h, hipHostFn_t fn, void *data)
 {
 	/* clr STREAM_CAPTURE: Active -> capturehipLaunchHostFunc, Invalidated
@@ -1500,6 +1525,7 @@ CPUHIP_EXPORT hipError_t hipLaunchHostFunc(hipStream_t h, hipHostFn_t fn, void *
 	if (!fn)
 		return ret(hipErrorInvalidValue);
 	dev_callback_check("hipLaunchHostFunc", h);
+	capture_race(h);
 	int st = cpuhip_capture_status(h);
 	if (st == 1)
 		return ret(cpuhip_capture_host_fn(h, fn, data));

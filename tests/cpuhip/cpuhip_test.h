@@ -24,6 +24,10 @@ hipError_t cpuhipTestCallbackThreadTid(pid_t *tid);
 int cpuhipTestLiveStreams(void);
 /* 5 or 6: the flavour of the loaded library. */
 int cpuhipTestAbi(void);
+/* (6.x flavour) The next hipLaunchHostFunc of the process first begins a Global capture
+ * on its stream, through the hipStreamBeginCapture the process resolves
+ * (a capture begun on another thread as the host function is enqueued). */
+void cpuhipTestCaptureRaceNext(void);
 
 #ifdef __cplusplus
 }

@@ -312,7 +312,7 @@ static void op_signal_wait(struct reader *r, bool wait)
 			   pick_stream(r));
 	else
 		hx_op_signal(shape >= 0xfe ? NULL : hs, shape == 0xfd ? NULL : (void *)p.s, n,
-			     pick_stream(r));
+			     pick_stream(r), NULL);
 }
 
 static void op_destroy(struct reader *r)

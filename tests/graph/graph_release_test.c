@@ -21,6 +21,10 @@
  *       on another device than the launch's works (CPUHIP_DEVICES=2);
  *   fork-graph                     every release: children forked while
  *       another thread works on graphs inherit no graph lock held.
+ *   capture-race                   every release (6.x flavour): a capture
+ *       begun on another thread while a signal is enqueued records its
+ *       one-shot host function; every launch signals, nothing is read
+ *       after free.
  *
  * Only calls HIP 5.2 exports are linked; the shim's own graph calls for
  * semaphore nodes (5.3 and later) are looked up at run time.
@@ -198,6 +202,62 @@ static void case_invalidated_signal(void)
 	HIPCHECK(hipStreamDestroy(st));
 	sem_free(&a);
 }
+
+/* ---- every release: a capture begun on another thread mid-signal ----- */
+
+/* The stream is not capturing when the shim looks and is by the time the
+ * runtime takes the signal's host function (cpuhip begins the capture
+ * inside hipLaunchHostFunc, through the shim's hipStreamBeginCapture, as
+ * another thread would): the runtime records the one-shot host function
+ * into the capture, and every launch of the graph runs it.  Each launch
+ * must signal the semaphore it was given, and nothing may be read after
+ * free: between launches an ordinary signal of another semaphore takes the
+ * record a freed one would have gone back to. */
+#if HX_TEST_ABI == 6
+static void case_capture_race(void)
+{
+	void (*arm)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "cpuhipTestCaptureRaceNext");
+	struct sem a = sem_new(false), b = sem_new(false);
+	hipStream_t st, other;
+	hipGraph_t g = NULL;
+	hipGraphExec_t x = NULL;
+	int status = -1;
+
+	CHECK(arm, "cpuhipTestCaptureRaceNext not found: this case runs on cpuhip");
+	HIPCHECK(hipStreamCreate(&st));
+	HIPCHECK(hipStreamCreate(&other));
+	arm();
+	HIPCHECK(signal1(a.s, 0, st));
+	HIPCHECK(hipStreamIsCapturing(st, &status));
+	CHECK(status == HX_CAPTURE_STATUS_ACTIVE, "capture status %d after the raced signal, want "
+	      "active (the test hook did not begin the capture)", status);
+	HIPCHECK(hipStreamEndCapture(st, &g));
+	HIPCHECK(hipGraphInstantiate(&x, g, NULL, NULL, 0));
+	sleep_ms(50);
+	CHECK(so_wait(drm, a.h, 0, 0) != 0, "the captured signal ran before any launch");
+	for (unsigned i = 0; i < 4; i++) {
+		HIPCHECK(signal1(b.s, 0, other));
+		HIPCHECK(hipStreamSynchronize(other));
+		CHECK(so_wait(drm, b.h, 0, 1000) == 0, "round %u: the ordinary signal was lost", i);
+		CHECK(drmSyncobjReset(drm, &b.h, 1) == 0, "reset");
+		HIPCHECK(hipGraphLaunch(x, st));
+		HIPCHECK(hipStreamSynchronize(st));
+		CHECK(so_wait(drm, a.h, 0, 1000) == 0,
+		      "launch %u of the graph did not signal the semaphore its captured signal names",
+		      i);
+		CHECK(drmSyncobjReset(drm, &a.h, 1) == 0, "reset");
+		sleep_ms(20);
+		CHECK(so_wait(drm, b.h, 0, 0) != 0,
+		      "launch %u signaled another semaphore than the captured one", i);
+	}
+	HIPCHECK(hipGraphExecDestroy(x));
+	HIPCHECK(hipGraphDestroy(g));
+	HIPCHECK(hipStreamDestroy(other));
+	HIPCHECK(hipStreamDestroy(st));
+	sem_free(&b);
+	sem_free(&a);
+}
+#endif
 
 /* ---- the development tree: failed captures free their graph ---------- */
 
@@ -590,6 +650,10 @@ int main(int argc, char **argv)
 		case_two_devices();
 	else if (!strcmp(c, "fork-graph"))
 		case_fork_graph();
+#if HX_TEST_ABI == 6
+	else if (!strcmp(c, "capture-race"))
+		case_capture_race();
+#endif
 	else
 		FAIL("unknown case '%s'", c);
 	printf("ok %s\n", c);

@@ -26,8 +26,8 @@ static int failures;
 
 #include "check.h"
 
-/* clr's answer for a stream handle that names no live stream */
-#define hipErrorContextIsDestroyed ((hipError_t)709)
+/* clr's answer for a stream handle that names no live stream:
+ * hipErrorContextIsDestroyed (709), from hip_api.h. */
 
 static double now_ms(void)
 {
