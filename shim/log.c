@@ -73,24 +73,16 @@ static bool names_own_descriptor(const char *path)
 int hx_open_output(const char *path, int flags, bool *regular)
 {
 	struct stat st;
+	bool via_link = false;
 	int fd, err;
 
 	*regular = false;
 	fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | flags, 0600);
 	if (fd < 0 && errno == ELOOP && !(flags & O_EXCL)) {
+		/* A symbolic link: followed only to what is not a regular
+		 * file (a character device, /dev/fd/N), never created through. */
 		fd = open(path, O_WRONLY | O_CLOEXEC | (flags & O_APPEND));
-		if (fd < 0)
-			return -errno;
-		if (fstat(fd, &st) != 0) {
-			err = errno;
-			close(fd);
-			return -err;
-		}
-		if (S_ISREG(st.st_mode) && !names_own_descriptor(path)) {
-			close(fd);
-			return -ELOOP;
-		}
-		return fd;
+		via_link = true;
 	}
 	if (fd < 0)
 		return -errno;
@@ -99,7 +91,14 @@ int hx_open_output(const char *path, int flags, bool *regular)
 		close(fd);
 		return -err;
 	}
-	*regular = S_ISREG(st.st_mode);
+	if (!via_link) {
+		*regular = S_ISREG(st.st_mode);
+		return fd;
+	}
+	if (S_ISREG(st.st_mode) && !names_own_descriptor(path)) {
+		close(fd);
+		return -ELOOP;
+	}
 	return fd;
 }
 
