@@ -35,54 +35,12 @@
 
 #include "hxtest.h"
 #include "hipextsem/hip_graph.h"
-
-static int drm = -1;
-static uint64_t counter;
-
-static void work(void *data)
-{
-	(void)data;
-	__atomic_add_fetch(&counter, 1, __ATOMIC_RELEASE);
-}
+#include "graph_util.h"
 
 static void work_cb(hipStream_t s, hipError_t status, void *data)
 {
 	(void)s, (void)status;
 	work(data);
-}
-
-static uint64_t count(void)
-{
-	return __atomic_load_n(&counter, __ATOMIC_ACQUIRE);
-}
-
-static bool count_reaches(uint64_t want, unsigned ms)
-{
-	int64_t end = now_ns() + (int64_t)ms * 1000000;
-
-	while (count() < want && now_ns() < end)
-		sleep_ms(1);
-	return count() >= want;
-}
-
-struct sem {
-	uint32_t h;
-	hipExternalSemaphore_t s;
-};
-
-static struct sem sem_new(bool timeline)
-{
-	struct sem x;
-
-	x.h = so_create(drm, false);
-	HIPCHECK(import_fd(&x.s, so_export(drm, x.h), timeline));
-	return x;
-}
-
-static void sem_free(struct sem *x)
-{
-	HIPCHECK(hipDestroyExternalSemaphore(x->s));
-	drmSyncobjDestroy(drm, x->h);
 }
 
 /* The release the run plays, as major * 100 + minor (0: the default). */

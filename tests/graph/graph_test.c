@@ -12,21 +12,9 @@
 
 #include "hxtest.h"
 #include "hipextsem/hip_graph.h"
+#include "graph_util.h"
 
-static int drm = -1;
 static bool shim;
-static uint64_t counter; /* the "work" of the graphs: host nodes add 1 */
-
-static void work(void *data)
-{
-	(void)data;
-	__atomic_add_fetch(&counter, 1, __ATOMIC_RELEASE);
-}
-
-static uint64_t count(void)
-{
-	return __atomic_load_n(&counter, __ATOMIC_ACQUIRE);
-}
 
 static uint64_t side_count; /* host functions of an unrelated stream */
 
@@ -34,38 +22,6 @@ static void side_work(void *data)
 {
 	(void)data;
 	__atomic_add_fetch(&side_count, 1, __ATOMIC_RELEASE);
-}
-
-static bool count_reaches(uint64_t want, unsigned ms)
-{
-	int64_t end = now_ns() + (int64_t)ms * 1000000;
-
-	while (count() < want && now_ns() < end)
-		sleep_ms(1);
-	return count() >= want;
-}
-
-struct sem {
-	uint32_t h;
-	hipExternalSemaphore_t s;
-	bool timeline;
-};
-
-static struct sem sem_new(bool timeline)
-{
-	struct sem x = { .timeline = timeline };
-	int fd;
-
-	x.h = so_create(drm, false);
-	fd = so_export(drm, x.h);
-	HIPCHECK(import_fd(&x.s, fd, timeline));
-	return x;
-}
-
-static void sem_free(struct sem *x)
-{
-	HIPCHECK(hipDestroyExternalSemaphore(x->s));
-	drmSyncobjDestroy(drm, x->h);
 }
 
 /* Node params for n semaphores (values: timeline points, 0 for binary). */
