@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "handles.h"
 #include "hot.h"
@@ -310,6 +311,28 @@ static bool stream_is_valid(hipStream_t stream)
 	return hx_stream_valid(stream);
 }
 
+/* Takes a binary semaphore's signal once the host-side wait saw it: a
+ * failed reset would leave the signal for the next wait (an early pass),
+ * so it is retried as the waiter retries (1, 2, 4 ... ms apart, at most
+ * HXW_RETRY_MAX times, about 8 s) before the call fails. */
+static int host_wait_consume(struct hx_sem *sem)
+{
+	unsigned ms = 1;
+	int ret;
+
+	for (unsigned tries = 1;; tries++) {
+		ret = hx_sync_reset(&hx_reg.dev, sem->w.handle);
+		if (ret == 0 || tries == HXW_RETRY_MAX)
+			break;
+		if (tries == 1)
+			hx_err("host-side wait: resetting syncobj %u failed: %s; retried",
+			       sem->w.handle, strerror(-ret));
+		usleep(ms * 1000);
+		ms = ms * 2 < HXW_RETRY_CAP_MS ? ms * 2 : HXW_RETRY_CAP_MS;
+	}
+	return ret;
+}
+
 static hipError_t host_wait(const struct hx_wait_op *op, const void *params, hipStream_t stream)
 {
 	hipError_t err = hipSuccess;
@@ -352,7 +375,7 @@ static hipError_t host_wait(const struct hx_wait_op *op, const void *params, hip
 			}
 		}
 		if (ret == 0 && !sem->w.timeline)
-			ret = hx_sync_reset(&hx_reg.dev, sem->w.handle);
+			ret = host_wait_consume(sem);
 		if (ret && !err) {
 			hx_err("host-side wait on syncobj %u failed: %s", sem->w.handle,
 			       strerror(-ret));

@@ -280,7 +280,8 @@ bool hx_waiter_forget(struct hx_waitable *obj)
 		hx_w.zombies = obj;
 		hxw_kick();
 		for (unsigned i = 1; i < hx_w.nshards; i++)
-			hxw_wake_locked(&hx_w.shards[i]);
+			if (!hxw_wake_locked(&hx_w.shards[i]))
+				hx_w.shards[i].stale = true; /* the first thread tries again */
 	}
 	pthread_mutex_unlock(&hx_w.lock);
 	return now;

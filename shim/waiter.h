@@ -17,6 +17,13 @@
 
 #include "sync.h"
 
+/* A failed kernel call on a wait's way is retried after 1, 2, 4 ... ms, at
+ * most a second apart; after HXW_RETRY_MAX failures in a row (about 8 s)
+ * the object's waits are given up (waiter_objects.c, retry_later_locked),
+ * and the host-blocking wait's consume of a binary signal fails (wait.c). */
+#define HXW_RETRY_MAX 16
+#define HXW_RETRY_CAP_MS 1000
+
 /* One sync object as the waiter sees it, embedded in its owner's object.
  * `handle` and `timeline` are set by the owner before the first wait and
  * never change; everything else belongs to the waiter (under its lock). */

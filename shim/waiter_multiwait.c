@@ -87,11 +87,13 @@ void *hxw_multiwait_thread(void *arg)
 	struct hx_waitable **objs = NULL;
 	unsigned cap = 0;
 	unsigned backoff = 0, skip = 0; /* sweeps: see above */
-	unsigned wait_failures = 0;
+	unsigned wait_failures = 0, reset_failures = 0;
 
 	for (;;) {
 		unsigned n = 0;
+		unsigned base;
 		uint32_t first = 0;
+		bool wake_ok;
 		int64_t next, retry, now;
 		long csw;
 		bool slept;
@@ -101,15 +103,23 @@ void *hxw_multiwait_thread(void *arg)
 
 		pthread_mutex_lock(&hx_w.lock);
 		hxw_free_zombies_locked(me);
-		hx_sync_reset(hx_w.dev, sh->wake);
+		/* A wake-up syncobj that cannot be reset stays signaled and
+		 * would end every wait at its own index: it is left out of the
+		 * set, which is then rebuilt every HXW_RETRY_CAP_MS / 10. */
+		wake_ok = hx_sync_reset(hx_w.dev, sh->wake) == 0;
+		if (!wake_ok && reset_failures++ == 0)
+			hx_err("resetting the waiter's wake-up syncobj failed; the thread looks "
+			       "again every %u ms instead (retried)", HXW_RETRY_CAP_MS / 10);
+		else if (wake_ok && reset_failures)
+			reset_failures = 0;
 		sh->stale = false;
 		if (me == 0) {
 			hxw_drain_incoming_locked(&failed);
+			/* A wake-up that fails is tried again at the next
+			 * look (within HXW_RETRY_CAP_MS, see below). */
 			for (unsigned i = 1; i < hx_w.nshards; i++)
-				if (hx_w.shards[i].stale) {
-					hx_w.shards[i].stale = false;
-					hxw_wake_locked(&hx_w.shards[i]);
-				}
+				if (hx_w.shards[i].stale)
+					hx_w.shards[i].stale = !hxw_wake_locked(&hx_w.shards[i]);
 		}
 		if (sh->nlist + 1 > cap) {
 			unsigned ncap = (sh->nlist + 1) * 2;
@@ -131,10 +141,13 @@ void *hxw_multiwait_thread(void *arg)
 			}
 			cap = ncap;
 		}
-		handles[n] = sh->wake;
-		points[n] = 0;
-		objs[n++] = NULL;
-		retry = INT64_MAX;
+		if (wake_ok) {
+			handles[n] = sh->wake;
+			points[n] = 0;
+			objs[n++] = NULL;
+		}
+		base = n;
+		retry = wake_ok ? INT64_MAX : hx_now_ns() + HXW_RETRY_CAP_MS * 100000LL;
 		now = hx_now_ns();
 		for (struct hx_waitable *s = sh->list; s; s = s->wnext) {
 			/* An object whose last collect failed sits out its
@@ -153,10 +166,24 @@ void *hxw_multiwait_thread(void *arg)
 		pthread_mutex_unlock(&hx_w.lock);
 		hxw_complete(failed);
 
-		/* After the reset above: a kick from now on is not lost. */
+		/* After the reset above: a kick from now on is not lost, unless
+		 * the kernel fails to signal the wake-up syncobj (hxw_wake_locked).
+		 * Nothing else reaches a thread asleep in the kernel, so the
+		 * first thread, which takes the hand-overs, sleeps at most
+		 * HXW_RETRY_CAP_MS: a wait whose kick was lost is late by that
+		 * at most, never held.  It wakes the others again at each look
+		 * while their wake-ups fail (stale stays set), and they too
+		 * look that often while any wake-up has failed. */
 		next = me == 0 ? hx_w.ops->watchdog(hx_now_ns()) : INT64_MAX;
 		if (retry < next)
 			next = retry;
+		if ((me == 0 || atomic_load_explicit(&hx_w.wake_failures, memory_order_relaxed)) &&
+		    now + HXW_RETRY_CAP_MS * 1000000LL < next)
+			next = now + HXW_RETRY_CAP_MS * 1000000LL;
+		if (n == 0) {
+			usleep(HXW_RETRY_CAP_MS * 100);
+			continue;
+		}
 		csw = voluntary_switches();
 		ret = hx_sync_wait_any(hx_w.dev, handles, points, n, next, &first);
 		/* ENOENT: an object was destroyed while the set was being
@@ -177,7 +204,7 @@ void *hxw_multiwait_thread(void *arg)
 				wait_failures);
 			wait_failures = 0;
 		}
-		if (first == 0 || first >= n)
+		if (first < base || first >= n)
 			continue; /* the set changed */
 
 		struct hx_wait_entry *done = NULL;

@@ -397,11 +397,27 @@ void hxw_drain_incoming_locked(struct hx_wait_entry **done)
 }
 
 /* Fallback mode: makes the shard's thread rebuild its set. */
-void hxw_wake_locked(struct hxw_shard *sh)
+bool hxw_wake_locked(struct hxw_shard *sh)
 {
 	int ret = hx_sync_signal(hx_w.dev, sh->wake, 0);
-	if (ret)
-		hx_err("signaling the waiter's wake-up syncobj failed: %s", strerror(-ret));
+	unsigned failed;
+
+	if (ret) {
+		/* The thread may be asleep over a set that lacks a new wait:
+		 * the first thread looks again within HXW_RETRY_CAP_MS and
+		 * wakes the others again (waiter_multiwait.c), so the wait is
+		 * late, never held. */
+		if (atomic_fetch_add_explicit(&hx_w.wake_failures, 1, memory_order_relaxed) == 0)
+			hx_err("signaling the waiter's wake-up syncobj failed: %s; its thread "
+			       "looks again within %u ms (retried at every wake-up)", strerror(-ret),
+			       HXW_RETRY_CAP_MS);
+		return false;
+	}
+	failed = atomic_load_explicit(&hx_w.wake_failures, memory_order_relaxed);
+	if (failed && atomic_exchange_explicit(&hx_w.wake_failures, 0, memory_order_relaxed))
+		hx_info("the waiter's wake-up syncobj can be signaled again after %u failure(s)",
+			failed);
+	return true;
 }
 
 /* Wakes the first thread, which takes the hand-overs.  The kick's fd and

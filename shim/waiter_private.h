@@ -25,12 +25,6 @@
 #define HXW_THREADS_MAX 8     /* hx_waitable.unseen has a bit per thread */
 #define HXW_THREADS_DEFAULT 8 /* fallback mode; eventfd mode has one */
 
-/* A failed collect or arm is retried after 1, 2, 4 ... ms, at most a
- * second apart; after HXW_RETRY_MAX failures in a row (about 8 s) the
- * object's waits are given up (waiter_objects.c, retry_later_locked). */
-#define HXW_RETRY_MAX 16
-#define HXW_RETRY_CAP_MS 1000
-
 /* One waiter thread and the objects it watches. */
 struct hxw_shard {
 	struct hx_waitable *list; /* objects with pending entries */
@@ -55,6 +49,10 @@ struct hxw_state {
 	 * newest first), so that a submitting thread never waits for the
 	 * lock; it kicks only when the stack was empty. */
 	_Atomic(struct hx_wait_entry *) incoming;
+	/* Fallback: wake-ups the kernel failed to deliver since the last one
+	 * that worked (logged at the first; made up for within
+	 * HXW_RETRY_CAP_MS: waiter_multiwait.c). */
+	atomic_uint wake_failures;
 };
 
 extern struct hxw_state hx_w;
@@ -84,7 +82,7 @@ void hxw_free_zombies_locked(unsigned me);
 void hxw_complete(struct hx_wait_entry *done);
 
 /* Fallback mode: makes the shard's thread rebuild its set. */
-void hxw_wake_locked(struct hxw_shard *sh);
+bool hxw_wake_locked(struct hxw_shard *sh); /* false: the kernel refused (logged) */
 /* Wakes the first thread, which takes the hand-overs. */
 void hxw_kick(void);
 

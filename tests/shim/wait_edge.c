@@ -16,9 +16,15 @@
  *   tl-max       a wait for UINT64_MAX holds until that point and does not
  *                register the eventfd again for every wait and collect
  *   fault-*      HX_WAIT_FAULT=CALL:N makes the next N calls of CALL by the
- *                shim fail (query, arm, multiwait, reset): the wait still
- *                holds until its signal, is released after it, and the
- *                failure is logged (HIPEXTSEM_LOG_FILE) as retried
+ *                shim fail (query, arm, multiwait, reset, wake: the
+ *                fallback's wake-up signal): the wait still holds until
+ *                its signal, is released after it, and the failure is
+ *                logged (HIPEXTSEM_LOG_FILE) as retried.  On the
+ *                host-blocking path (reset only) the signal seen is taken
+ *                once a retry works and the call succeeds.
+ *   giveup       HX_WAIT_FAULT=arm:N, N above the retries: the last
+ *                resort releases the wait (logged as an error), and the
+ *                next wait holds until its signal again.
  *
  * Fault injection: the definitions below come first in the symbol lookup
  * order, ahead of libdrm, so they see the shim's calls; the test's own
@@ -49,11 +55,13 @@ static int drm = -1;
 
 /* ---- fault injection -------------------------------------------------- */
 
-enum fault_call { F_NONE, F_QUERY, F_ARM, F_MULTIWAIT, F_RESET };
+enum fault_call { F_NONE, F_QUERY, F_ARM, F_MULTIWAIT, F_RESET, F_WAKE };
 static enum fault_call fault_call;
 static atomic_int fault_left;    /* failures still to inject */
 static atomic_int fault_hits;    /* failures injected */
 static atomic_int eventfd_arms;  /* DRM_IOCTL_SYNCOBJ_EVENTFD calls by the shim */
+
+static bool host_wait_path(void);
 
 static bool shim_fd(int fd)
 {
@@ -80,6 +88,7 @@ static bool inject(enum fault_call c, int fd)
 static int (*real_ioctl)(int, unsigned long, void *);
 static int (*real_query)(int, uint32_t *, uint64_t *, uint32_t);
 static int (*real_reset)(int, const uint32_t *, uint32_t);
+static int (*real_signal)(int, const uint32_t *, uint32_t);
 static int (*real_timeline_wait)(int, uint32_t *, uint64_t *, unsigned, int64_t, unsigned,
 				 uint32_t *);
 
@@ -88,6 +97,7 @@ __attribute__((constructor)) static void resolve_next(void)
 	real_ioctl = (__typeof__(real_ioctl))dlsym(RTLD_NEXT, "drmIoctl");
 	real_query = (__typeof__(real_query))dlsym(RTLD_NEXT, "drmSyncobjQuery");
 	real_reset = (__typeof__(real_reset))dlsym(RTLD_NEXT, "drmSyncobjReset");
+	real_signal = (__typeof__(real_signal))dlsym(RTLD_NEXT, "drmSyncobjSignal");
 	real_timeline_wait = (__typeof__(real_timeline_wait))dlsym(RTLD_NEXT, "drmSyncobjTimelineWait");
 }
 
@@ -126,6 +136,18 @@ int drmSyncobjReset(int fd, const uint32_t *handles, uint32_t count)
 	return real(fd, handles, count);
 }
 
+/* While a fault case runs the test signals nothing through HIP: the
+ * shim's binary signals are then the fallback's wake-ups (a new wait's
+ * kick). */
+int drmSyncobjSignal(int fd, const uint32_t *handles, uint32_t count)
+{
+	int (*real)(int, const uint32_t *, uint32_t) = real_signal;
+
+	if (count == 1 && inject(F_WAKE, fd))
+		return -EIO;
+	return real(fd, handles, count);
+}
+
 int drmSyncobjTimelineWait(int fd, uint32_t *handles, uint64_t *points, unsigned num_handles,
 			   int64_t timeout_nsec, unsigned flags, uint32_t *first_signaled)
 {
@@ -136,7 +158,7 @@ int drmSyncobjTimelineWait(int fd, uint32_t *handles, uint64_t *points, unsigned
 	if (num_handles > 1 && inject(F_MULTIWAIT, fd))
 		return -EIO;
 	int ret = real(fd, handles, points, num_handles, timeout_nsec, flags, first_signaled);
-	if (num_handles == 1 && timeout_nsec == 0 && shim_fd(fd))
+	if (num_handles == 1 && (timeout_nsec == 0 || host_wait_path()) && shim_fd(fd))
 		polled_signaled = ret == 0 ? handles[0] : UINT32_MAX;
 	return ret;
 }
@@ -438,6 +460,31 @@ static bool log_has(long from, const char *needle)
 	return found;
 }
 
+/* The host-blocking wait: a binary signal seen, its consume (the reset)
+ * fails n times; the call succeeds once a retry works and the signal is
+ * taken, never left for the next wait. */
+static void fault_hostwait_reset(int n)
+{
+	uint32_t h = so_create(drm, false);
+	hipExternalSemaphore_t s = import_new(h, false);
+	hipStream_t st;
+	long log_from;
+
+	HIPCHECK(hipStreamCreate(&st));
+	so_signal(drm, h, 0);
+	log_from = log_mark();
+	atomic_store(&fault_left, n);
+	HIPCHECK(wait1(s, 0, st));
+	CHECK(atomic_load(&fault_hits) == n, "%d of %d failures injected: the case tested "
+	      "nothing", atomic_load(&fault_hits), n);
+	CHECK(so_wait(drm, h, 0, 0) != 0, "the signal the wait saw was not taken");
+	CHECK(log_has(log_from, "retr"), "no log line says the failed reset is retried");
+	HIPCHECK(hipDestroyExternalSemaphore(s));
+	HIPCHECK(hipStreamDestroy(st));
+	drmSyncobjDestroy(drm, h);
+	printf("fault reset:%d on the host-blocking wait: ok (retried, the signal taken)\n", n);
+}
+
 static void case_fault(const char *spec)
 {
 	static const struct { const char *name; enum fault_call c; bool timeline; } calls[] = {
@@ -445,6 +492,7 @@ static void case_fault(const char *spec)
 		{ "arm", F_ARM, true },
 		{ "multiwait", F_MULTIWAIT, true },
 		{ "reset", F_RESET, false },
+		{ "wake", F_WAKE, true },
 	};
 	const char *colon = strchr(spec, ':');
 	uint64_t *flag = pinned(2 * sizeof(uint64_t));
@@ -464,6 +512,12 @@ static void case_fault(const char *spec)
 			timeline = calls[i].timeline;
 		}
 	CHECK(fault_call != F_NONE && n > 0, "HX_WAIT_FAULT=%s: unknown call or count", spec);
+	if (host_wait_path()) {
+		CHECK(fault_call == F_RESET, "HX_WAIT_FAULT=%s: the host-blocking wait only "
+		      "resets (reset:N)", spec);
+		fault_hostwait_reset(n);
+		return;
+	}
 
 	h = so_create(drm, false);
 	s = import_new(h, timeline);
@@ -502,6 +556,57 @@ static void case_fault(const char *spec)
 	       atomic_load(&fault_hits));
 }
 
+/* HX_WAIT_FAULT=arm:N with N beyond the retries (eventfd mode): the
+ * waiter's last resort.  The wait is released without its signal only after the
+ * retries (about 6 s of backoff), logged as an error, and once the
+ * kernel answers again the next wait holds until its own signal. */
+static void case_giveup(const char *spec)
+{
+	uint64_t *flag = pinned(2 * sizeof(uint64_t));
+	uint32_t h = so_create(drm, false);
+	hipExternalSemaphore_t s = import_new(h, true);
+	int64_t start, took;
+	hipStream_t st;
+	long log_from;
+
+	CHECK(strncmp(spec, "arm:", 4) == 0 && atoi(spec + 4) > 16,
+	      "HX_WAIT_FAULT=%s: the last resort needs arm:N, N above 16", spec);
+	fault_call = F_ARM;
+	HIPCHECK(hipStreamCreate(&st));
+	/* Starts the waiter and opens the shim's device before the faults. */
+	HIPCHECK(wait1(s, 1, st));
+	so_signal(drm, h, 1);
+	HIPCHECK(hipStreamSynchronize(st));
+
+	log_from = log_mark();
+	atomic_store(&fault_left, atoi(spec + 4));
+	start = now_ns();
+	HIPCHECK(wait1(s, 3, st));
+	stream_mark(st, &flag[0], 1);
+	sleep_ms(1000);
+	CHECK(!load64(&flag[0]), "the wait was released within 1 s of failures, before the "
+	      "retries ran out");
+	CHECK(flag_within(&flag[0], 20000), "the wait was held by an arm that keeps failing "
+	      "(%d failures injected)", atomic_load(&fault_hits));
+	took = now_ns() - start;
+	CHECK(log_has(log_from, "WITHOUT their signal"), "no error says the wait was released "
+	      "without its signal");
+	atomic_store(&fault_left, 0);
+	/* The kernel answers again: the next wait holds until its signal. */
+	HIPCHECK(wait1(s, 4, st));
+	stream_mark(st, &flag[1], 1);
+	sleep_ms(100);
+	CHECK(!load64(&flag[1]), "the next wait passed before its signal");
+	so_signal(drm, h, 4);
+	CHECK(flag_within(&flag[1], 5000), "the next wait was not released by its signal");
+	HIPCHECK(hipStreamSynchronize(st));
+	HIPCHECK(hipDestroyExternalSemaphore(s));
+	HIPCHECK(hipStreamDestroy(st));
+	drmSyncobjDestroy(drm, h);
+	printf("last resort: released after %.1f s and %d failed arms, logged; the next "
+	       "wait held until its signal\n", (double)took / 1e9, atomic_load(&fault_hits));
+}
+
 static void on_alarm(int sig)
 {
 	static const char msg[] = "FAIL: the case did not finish within 60 s (a wait held)\n";
@@ -515,7 +620,7 @@ int main(int argc, char **argv)
 	const char *fault = getenv("HX_WAIT_FAULT");
 
 	if (argc != 2)
-		FAIL("usage: %s tl-zero|bin-refire|tl-max|fault", argv[0]);
+		FAIL("usage: %s tl-zero|bin-refire|tl-max|fault|giveup", argv[0]);
 	signal(SIGALRM, on_alarm);
 	alarm(60);
 	CHECK(expect_shim(), "these cases test the shim: run them with HX_TEST_EXPECT=shim");
@@ -528,7 +633,9 @@ int main(int argc, char **argv)
 		case_tl_max();
 	else if (strcmp(argv[1], "fault") == 0 && fault)
 		case_fault(fault);
+	else if (strcmp(argv[1], "giveup") == 0 && fault)
+		case_giveup(fault);
 	else
-		FAIL("unknown case %s (fault needs HX_WAIT_FAULT)", argv[1]);
+		FAIL("unknown case %s (fault and giveup need HX_WAIT_FAULT)", argv[1]);
 	return 0;
 }
