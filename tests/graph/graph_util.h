@@ -41,8 +41,7 @@ static struct sem sem_new(bool timeline)
 {
 	struct sem x = { .timeline = timeline };
 
-	x.h = so_create(drm, false);
-	HIPCHECK(import_fd(&x.s, so_export(drm, x.h), timeline));
+	x.s = sem_import_new(drm, &x.h, timeline);
 	return x;
 }
 

@@ -19,17 +19,6 @@ enum { NT = 300, NB = 40, NLATE = 20, NSTREAMS = 8 };
 
 static int drm;
 
-static hipExternalSemaphore_t make_sem(uint32_t *h, bool timeline)
-{
-	hipExternalSemaphore_t s = NULL;
-	int fd;
-
-	*h = so_create(drm, false);
-	fd = so_export(drm, *h);
-	HIPCHECK(import_fd(&s, fd, timeline));
-	return s;
-}
-
 static void burst(void)
 {
 	static hipExternalSemaphore_t ts[NT], bs[NB], ls[NLATE];
@@ -50,23 +39,23 @@ static void burst(void)
 
 	/* Interleaved, so that the waiter's set mixes every kind. */
 	for (int i = 0; i < NT; i++) {
-		ts[i] = make_sem(&th[i], true);
+		ts[i] = sem_import_new(drm, &th[i], true);
 		HIPCHECK(wait1(ts[i], 1, st[i % NSTREAMS]));
 		stream_mark(st[i % NSTREAMS], &m[i], 1);
 		HIPCHECK(wait1(ts[i], 2, st[(i + 1) % NSTREAMS]));
 		stream_mark(st[(i + 1) % NSTREAMS], &m[NT + i], 1);
 		if (i < NB) {
-			bs[i] = make_sem(&bh[i], false);
+			bs[i] = sem_import_new(drm, &bh[i], false);
 			HIPCHECK(wait1(bs[i], 0, st[i % NSTREAMS]));
 			stream_mark(st[i % NSTREAMS], &mb[i], 1);
 		}
 		if (i < NLATE) {
-			ls[i] = make_sem(&lh[i], true);
+			ls[i] = sem_import_new(drm, &lh[i], true);
 			HIPCHECK(wait1(ls[i], 1, late_st));
 			stream_mark(late_st, &ml[i], 1);
 		}
 	}
-	half = make_sem(&hh, true);
+	half = sem_import_new(drm, &hh, true);
 	HIPCHECK(wait1(half, 1, half_st));
 	stream_mark(half_st, &mh[0], 1);
 	HIPCHECK(wait1(half, 2, half_st));

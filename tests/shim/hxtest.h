@@ -165,6 +165,18 @@ static inline hipError_t import_fd(hipExternalSemaphore_t *out, int fd, bool tim
 	return hipImportExternalSemaphore(out, (const hipExternalSemaphoreHandleDesc *)&d);
 }
 
+/* A fresh unsignaled syncobj on `drm` (its handle in *h), imported
+ * through HIP as a binary or timeline semaphore. */
+static inline hipExternalSemaphore_t sem_import_new(int drm, uint32_t *h, bool timeline)
+{
+	hipExternalSemaphore_t s = NULL;
+
+	*h = so_create(drm, false);
+	HIPCHECK(import_fd(&s, so_export(drm, *h), timeline));
+	CHECK(s != NULL, "import gave a NULL handle");
+	return s;
+}
+
 static inline hipError_t signal1(hipExternalSemaphore_t s, uint64_t v, hipStream_t st)
 {
 	test_signal_params p;

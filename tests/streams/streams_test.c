@@ -32,18 +32,6 @@
 
 static int drm;
 
-static hipExternalSemaphore_t make_sem(uint32_t *h, bool timeline)
-{
-	hipExternalSemaphore_t s = NULL;
-	int fd;
-
-	*h = so_create(drm, false);
-	fd = so_export(drm, *h);
-	HIPCHECK(import_fd(&s, fd, timeline));
-	CHECK(s != NULL, "import gave a NULL handle");
-	return s;
-}
-
 /* A write of `v` to *flag queued on the stream (hxtest.h: by a copy on
  * 5.2's hipStreamPerThread). */
 static void mark(hipStream_t st, uint64_t *flag, unsigned v)
@@ -54,7 +42,8 @@ static void mark(hipStream_t st, uint64_t *flag, unsigned v)
 static void pts(bool timeline)
 {
 	uint32_t hw, hs;
-	hipExternalSemaphore_t w = make_sem(&hw, timeline), s = make_sem(&hs, timeline);
+	hipExternalSemaphore_t w = sem_import_new(drm, &hw, timeline);
+	hipExternalSemaphore_t s = sem_import_new(drm, &hs, timeline);
 	uint64_t *flag = pinned(8);
 	uint64_t v = timeline ? 5 : 0;
 	int64_t t0;
@@ -95,7 +84,7 @@ static void pts_tl(void)
 static void dead_stream(void)
 {
 	uint32_t h;
-	hipExternalSemaphore_t s = make_sem(&h, true);
+	hipExternalSemaphore_t s = sem_import_new(drm, &h, true);
 	hipStream_t dead, bogus = (hipStream_t)(uintptr_t)0xdeadbeef0;
 
 	HIPCHECK(hipStreamCreate(&dead));
@@ -139,7 +128,7 @@ static void *capture_thread(void *p)
 static void capture_query(void)
 {
 	uint32_t h;
-	hipExternalSemaphore_t s = make_sem(&h, true);
+	hipExternalSemaphore_t s = sem_import_new(drm, &h, true);
 	struct capture_arg a;
 	hipStream_t st;
 	pthread_t t;
@@ -170,7 +159,7 @@ static void capture_query(void)
 static int child(const char *how)
 {
 	uint32_t h;
-	hipExternalSemaphore_t s = make_sem(&h, true);
+	hipExternalSemaphore_t s = sem_import_new(drm, &h, true);
 	hipStream_t st = hipStreamPerThread;
 
 	if (strstr(how, "stream"))
@@ -245,7 +234,7 @@ static void thread_exit_keeps(void)
 	struct thread_arg a;
 	pthread_t t;
 
-	a.s = make_sem(&h, true);
+	a.s = sem_import_new(drm, &h, true);
 	a.flag = pinned(8);
 	pthread_create(&t, NULL, waiting_thread, &a);
 	sleep_ms(300);
