@@ -35,6 +35,9 @@ void hx_op_signal_settle(struct signal_op *op, bool kept);
 hipError_t hx_op_wait(const hipExternalSemaphore_t *sems, const void *params, unsigned n,
 		      hipStream_t stream);
 hipError_t hx_op_destroy(hipExternalSemaphore_t sem);
+/* On the main thread, once: pending waits are released in exit() before
+ * the runtime's teardown of that thread's per-thread stream (wait.c). */
+void hx_op_exit_release_setup(const char *what);
 
 /* True if `h` is a live handle handed out by the shim (graph and proc
  * address paths use it to keep shim handles away from the runtime). */

@@ -95,6 +95,7 @@ static const struct sym_entry runtime_syms[] = {
 	SYM(StreamQuery, false),
 	SYM(StreamGetDevice, false),
 	SYM(StreamGetPriority, false),
+	SYM(StreamGetFlags, false),
 	SYM(StreamWaitEvent, false),
 	SYM(StreamDestroy, false),
 	SYM(GetProcAddress_spt, false),

@@ -94,6 +94,9 @@ struct hx_runtime {
 	 * (streams.c) */
 	hx_stream_get_device_fn StreamGetDevice;
 	__typeof__(hipStreamGetPriority) *StreamGetPriority;
+	/* optional: resolves the main thread's per-thread stream before the
+	 * exit release is registered (streams.c) */
+	__typeof__(hipStreamGetFlags) *StreamGetFlags;
 	__typeof__(hipStreamWaitEvent) *StreamWaitEvent;
 	__typeof__(hipStreamDestroy) *StreamDestroy;
 	/* optional: the development tree's per-thread lookup (procaddr.c) */

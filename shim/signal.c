@@ -206,6 +206,8 @@ hipError_t hx_op_signal(const hipExternalSemaphore_t *hs, const void *params, un
 	 * (streams.c) is refused before it gets there. */
 	if (!err)
 		err = hx_stream_check_signal(what, stream);
+	if (!err)
+		hx_op_exit_release_setup(what);
 	/* Capture was dealt with by the caller (graph_signal.c): a captured
 	 * signal becomes a graph host node there. */
 	if (!err) {

@@ -121,6 +121,7 @@ struct helper {
 
 static __thread struct helper tls_helper;
 static pthread_key_t helper_key;
+static bool helper_key_ok; /* written once under helper_once */
 static pthread_once_t helper_once = PTHREAD_ONCE_INIT;
 
 static void helper_destroy(void *p)
@@ -137,7 +138,10 @@ static void helper_destroy(void *p)
 
 static void helper_key_create(void)
 {
-	if (pthread_key_create(&helper_key, helper_destroy))
+	/* Only a key that was made is ever used: a failed pthread_key_create
+	 * leaves helper_key unset, and 0 may be another library's key. */
+	helper_key_ok = pthread_key_create(&helper_key, helper_destroy) == 0;
+	if (!helper_key_ok)
 		hx_warn("cannot register the per-thread helper streams' clean-up: each thread "
 			"that waits on hipStreamPerThread keeps one stream after it ends");
 }
@@ -171,7 +175,8 @@ static hipError_t helper_get(const char *what, struct helper **out)
 		return err;
 	}
 	pthread_once(&helper_once, helper_key_create);
-	pthread_setspecific(helper_key, h);
+	if (helper_key_ok)
+		pthread_setspecific(helper_key, h);
 	hx_dbg("%s: waits on hipStreamPerThread of this thread go through stream %p", what,
 	       (void *)h->stream);
 	*out = h;
@@ -202,28 +207,61 @@ hipError_t hx_stream_wait_prepare(const char *what, hipStream_t stream, hipStrea
 extern int __cxa_thread_atexit_impl(void (*fn)(void *), void *obj, void *dso_symbol);
 extern void *__dso_handle;
 
-static __thread bool exit_hook_set;
+/* 0: not looked at yet; 1: the main thread, hook registered; 2: another
+ * thread, or the registration failed (never tried again). */
+static __thread unsigned char exit_hook_state;
 
 /*
- * A thread_local-style destructor registered after the runtime's (the
- * runtime registers its own when the thread's per-thread stream comes to
- * be, which the first wait on it has done by now), so glibc runs it first.
- * It cannot tell exit() from the thread's end by itself, but on the main
- * thread it runs only in exit(): glibc's pthread_exit of the main thread
- * runs the pthread_key destructors and not the thread_local ones
+ * A thread_local-style destructor registered after the runtime's, so glibc
+ * runs it first.  It cannot tell exit() from the thread's end by itself,
+ * but it is only ever registered on the main thread, where it runs only
+ * in exit(): glibc's pthread_exit of the main thread runs the pthread_key
+ * destructors and not the thread_local ones
  * (sysdeps/nptl/libc_start_call_main.h), and a return from main is an
  * exit().  There, every pending wait is released, as the atexit handler
- * would, before the runtime's destructor waits for the stream.  On any
- * other thread it does nothing: a thread that ends keeps its waits, and
- * its end waits for them as the runtime does (docs/streams.md: exit() from
- * a thread other than the main one).
+ * would (the caller's `release`), before the runtime's destructor waits for
+ * the per-thread stream.
+ * Other threads get no hook: a thread that ends keeps its waits, and its
+ * end waits for them as the runtime does (docs/streams.md: exit() from a
+ * thread other than the main one).
  */
 static void exit_hook(void *arg)
 {
-	(void)arg;
-	exit_hook_set = false;
-	if (syscall(SYS_gettid) == getpid())
-		hx_op_release_pending_waits();
+	((void (*)(void))arg)();
+}
+
+/*
+ * The main thread's per-thread stream can be held by a wait on any stream
+ * of any thread (hipStreamWaitEvent(hipStreamPerThread, ...) after a wait
+ * on another stream; per-thread-stream work after a wait on the null
+ * stream, which a blocking stream waits for), so the release must come
+ * before the runtime's teardown whichever stream was waited on.  The
+ * runtime registers that teardown when the thread's per-thread stream
+ * object is first made: 5.2.3 when hipStreamPerThread is first resolved
+ * (thread_local stream_per_thread, src/hip_stream.cpp), clr at the
+ * thread's first call into the runtime (thread_local TlsAggregator).  So
+ * the main thread's per-thread stream is resolved first, by a call that
+ * resolves hipStreamPerThread on every release and changes nothing
+ * (hipStreamGetFlags goes through hip::isValid, 5.2.3 to the development
+ * tree), and only then is the hook registered: it runs first.
+ */
+void hx_stream_exit_release_setup(const char *what, void (*release)(void))
+{
+	unsigned int flags;
+
+	if (__builtin_expect(exit_hook_state != 0, 1))
+		return;
+	exit_hook_state = 2;
+	if (syscall(SYS_gettid) != getpid())
+		return;
+	if (hx_rt.StreamGetFlags)
+		(void)hx_rt.StreamGetFlags(hipStreamPerThread, &flags);
+	if (__cxa_thread_atexit_impl(exit_hook, (void *)release, &__dso_handle)) {
+		hx_warn("%s: cannot register the release of pending waits at exit before the "
+			"runtime's per-thread-stream teardown", what);
+		return;
+	}
+	exit_hook_state = 1;
 }
 
 hipError_t hx_stream_wait_join(const char *what, hipStream_t stream, hipStream_t target)
@@ -240,12 +278,6 @@ hipError_t hx_stream_wait_join(const char *what, hipStream_t stream, hipStream_t
 			hx_err("%s: cannot order hipStreamPerThread after its wait (error %d); the wait "
 			       "stays pending on the shim's stream %p", what, (int)err,
 			       (void *)target);
-	}
-	if (stream == hipStreamPerThread && !exit_hook_set) {
-		exit_hook_set = true;
-		if (__cxa_thread_atexit_impl(exit_hook, NULL, &__dso_handle))
-			hx_warn("%s: cannot register the release of pending waits at exit before the "
-				"runtime's per-thread-stream teardown", what);
 	}
 	return err;
 }

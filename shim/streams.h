@@ -37,13 +37,14 @@ hipError_t hx_stream_check_signal(const char *what, hipStream_t stream);
  */
 hipError_t hx_stream_wait_prepare(const char *what, hipStream_t stream, hipStream_t *target);
 /* After the wait was enqueued on `target`: orders `stream` after it when
- * they differ, and arranges the release of pending waits before the
- * runtime's per-thread-stream teardown when `stream` is
- * hipStreamPerThread. */
+ * they differ. */
 hipError_t hx_stream_wait_join(const char *what, hipStream_t stream, hipStream_t target);
 
-/* Releases every pending wait now, as the atexit handler does (wait.c);
- * called before the runtime's per-thread-stream teardown in exit(). */
-void hx_op_release_pending_waits(void);
+/* On the main thread, once: arranges the release of pending waits in
+ * exit() before the runtime's per-thread-stream teardown, whichever stream
+ * the waits are on (the main thread's per-thread stream can be ordered
+ * behind any of them): `release` is called there.  One thread-local load
+ * after the first call. */
+void hx_stream_exit_release_setup(const char *what, void (*release)(void));
 
 #endif

@@ -192,10 +192,11 @@ static void at_exit(void)
 }
 
 /* The same release, earlier: before the runtime's thread_local teardown of
- * the per-thread stream in exit() (streams.c). */
-void hx_op_release_pending_waits(void)
+ * the main thread's per-thread stream in exit() (streams.c).  Arranged by
+ * the main thread's first wait or signal, whichever stream it is on. */
+void hx_op_exit_release_setup(const char *what)
 {
-	at_exit();
+	hx_stream_exit_release_setup(what, at_exit);
 }
 
 
@@ -519,6 +520,7 @@ hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsi
 	 * own first look, which saves the caller a clock read. */
 	op->enqueued_ns = hx_trace_on ? hx_now_ns() : 0;
 	atomic_init(&op->remaining, n + 1); /* +1 until every entry is queued */
+	hx_op_exit_release_setup(what);
 	for (;;) {
 		err = enqueue_stream_wait(op, path, target, &kick);
 		if (!err)

@@ -19,9 +19,17 @@
  *                       a child that returns from main (or calls exit())
  *                       with a never-satisfied wait pending exits within
  *                       10 s with status 0
+ *   exit-event-return, exit-null-return
+ *                       the same when the main thread's per-thread stream
+ *                       is ordered behind a wait on another stream (an
+ *                       event of a created stream's wait; per-thread work
+ *                       after a wait on the null stream)
  *   thread-exit-keeps   a thread that ends keeps its waits: its end waits
  *                       for them, as the runtime's own teardown does
+ *   key-exhausted       (5.2's per-thread helper stream) with no pthread
+ *                       key left, no other library's key is written
  */
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -162,10 +170,25 @@ static int child(const char *how)
 	hipExternalSemaphore_t s = sem_import_new(drm, &h, true);
 	hipStream_t st = hipStreamPerThread;
 
-	if (strstr(how, "stream"))
+	if (strstr(how, "stream") || strstr(how, "event"))
 		HIPCHECK(hipStreamCreate(&st));
+	if (strstr(how, "null"))
+		st = NULL;
 	HIPCHECK(wait1(s, 1, st));
 	mark(st, pinned(8), 1);
+	if (strstr(how, "event")) {
+		/* The main thread's per-thread stream ordered behind a wait on
+		 * another stream. */
+		hipEvent_t ev;
+
+		HIPCHECK(hipEventCreateWithFlags(&ev, hipEventDisableTiming));
+		HIPCHECK(hipEventRecord(ev, st));
+		HIPCHECK(hipStreamWaitEvent(hipStreamPerThread, ev, 0));
+		mark(hipStreamPerThread, pinned(8), 1);
+	}
+	if (strstr(how, "null"))
+		/* A blocking stream's work waits for the null stream's. */
+		mark(hipStreamPerThread, pinned(8), 1);
 	if (strstr(how, "exit"))
 		exit(0);
 	return 0;
@@ -212,6 +235,16 @@ static void exit_stream_return(void)
 	exit_pending("stream-return");
 }
 
+static void exit_event_return(void)
+{
+	exit_pending("event-return");
+}
+
+static void exit_null_return(void)
+{
+	exit_pending("null-return");
+}
+
 /* ---- a thread that ends keeps its waits --------------------------------- */
 
 struct thread_arg {
@@ -247,10 +280,55 @@ static void thread_exit_keeps(void)
 	HIPCHECK(hipHostFree(a.flag));
 }
 
+/* ---- no pthread key left (5.2's per-thread helper) ------------------------ */
+
+static void *key_thread(void *p)
+{
+	struct thread_arg *a = p;
+	void *before = pthread_getspecific(0);
+
+	HIPCHECK(wait1(a->s, 2, hipStreamPerThread));
+	CHECK(pthread_getspecific(0) == before,
+	      "the thread's value of pthread key 0 (%p) was replaced by %p", before,
+	      pthread_getspecific(0));
+	mark(hipStreamPerThread, a->flag, 1);
+	return NULL;
+}
+
+/* Every pthread key taken: the shim cannot make the key that tears its
+ * per-thread helper stream down, and must then use none (not key 0, which
+ * belongs to some other library). */
+static void key_exhausted(void)
+{
+	static pthread_key_t keys[PTHREAD_KEYS_MAX + 1];
+	unsigned nkeys = 0;
+	struct thread_arg a;
+	pthread_t t;
+	uint32_t h;
+
+	while (nkeys <= PTHREAD_KEYS_MAX && pthread_key_create(&keys[nkeys], NULL) == 0)
+		nkeys++;
+	CHECK(nkeys <= PTHREAD_KEYS_MAX, "could not use up the pthread keys");
+	pthread_setspecific(0, &nkeys);
+	a.s = sem_import_new(drm, &h, true);
+	a.flag = pinned(8);
+	pthread_create(&t, NULL, key_thread, &a);
+	sleep_ms(200);
+	so_signal(drm, h, 2);
+	CHECK(pthread_join(t, NULL) == 0, "join");
+	CHECK(load64(a.flag) == 1, "the thread's stream did not go on");
+	CHECK(pthread_getspecific(0) == &nkeys, "the main thread's value of key 0 changed");
+	for (unsigned i = 0; i < nkeys; i++)
+		pthread_key_delete(keys[i]);
+	HIPCHECK(hipDestroyExternalSemaphore(a.s));
+	HIPCHECK(hipHostFree(a.flag));
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
 } cases[] = {
+	{ "key-exhausted", key_exhausted },
 	{ "pts-bin", pts_bin },
 	{ "pts-tl", pts_tl },
 	{ "dead-stream", dead_stream },
@@ -260,6 +338,8 @@ static const struct {
 	{ "exit-pts-return", exit_pts_return },
 	{ "exit-pts-exit", exit_pts_exit },
 	{ "exit-stream-return", exit_stream_return },
+	{ "exit-event-return", exit_event_return },
+	{ "exit-null-return", exit_null_return },
 	{ "thread-exit-keeps", thread_exit_keeps },
 };
 
