@@ -7,6 +7,7 @@
 #ifndef HIPEXTSEM_SEM_H
 #define HIPEXTSEM_SEM_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -23,9 +24,17 @@ struct hx_sem_wait {
 	bool done; /* satisfied (set under the registry lock) */
 };
 
+/* A wait that blocks its calling thread (the host-blocking path, wait.c):
+ * on the caller's stack, set done when every condition is satisfied. */
+struct hx_host_block {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool done;
+};
+
 /* One hipWaitExternalSemaphoresAsync call: the stream waits on one 64-bit
  * slot until it holds >= gen; the slot is written once every condition is
- * satisfied. */
+ * satisfied.  A host-blocking wait has no slot: `host` is woken instead. */
 struct hx_wait_op {
 	volatile uint64_t *slot;
 	uint64_t gen;
@@ -36,6 +45,7 @@ struct hx_wait_op {
 	/* When the call was made if the trace is on; otherwise 0 until the
 	 * watchdog first sees the wait pending (wait.c: watchdog). */
 	int64_t enqueued_ns;
+	struct hx_host_block *host; /* NULL: a stream waits on the slot */
 	struct hx_wait_op *all_next, *all_prev; /* every pending op, for exit */
 	unsigned count;
 	struct hx_sem_wait entries[];

@@ -30,6 +30,7 @@
 /* What the waiter calls back (waiter.h): completions, the stuck-wait
  * watchdog, and the release of a forgotten semaphore. */
 static void entry_done(struct hx_wait_entry *we);
+static void op_link_locked(struct hx_wait_op *op);
 static void op_unlink_locked(struct hx_wait_op *op);
 static int64_t watchdog(int64_t now);
 
@@ -182,6 +183,9 @@ static void at_exit(void)
 	again = hx_reg.exiting; /* released already, before the runtime's teardown */
 	hx_reg.exiting = true;
 	for (struct hx_wait_op *op = hx_reg.ops; op; op = op->all_next) {
+		/* A thread blocked in a host-side wait holds no stream. */
+		if (op->host)
+			continue;
 		release_slot(op->slot, op->gen);
 		n++;
 	}
@@ -202,12 +206,25 @@ void hx_op_exit_release_setup(const char *what)
 
 static void op_release(struct hx_wait_op *op)
 {
+	struct hx_host_block *hb = op->host;
+
 	pthread_mutex_lock(&hx_reg.lock);
-	release_slot(op->slot, op->gen);
 	op_unlink_locked(op);
-	slot_free_locked(op->slot_kind, op->slot_index, op->slot, op->gen);
+	if (!hb) {
+		release_slot(op->slot, op->gen);
+		slot_free_locked(op->slot_kind, op->slot_index, op->slot, op->gen);
+	}
 	pthread_mutex_unlock(&hx_reg.lock);
-	hx_reg_op_free(HX_OP_WAIT, op);
+	if (!hb) {
+		hx_reg_op_free(HX_OP_WAIT, op);
+		return;
+	}
+	/* The blocked caller frees the op once woken; `hb` is on its stack
+	 * and is not touched after the unlock. */
+	pthread_mutex_lock(&hb->lock);
+	hb->done = true;
+	pthread_cond_signal(&hb->cond);
+	pthread_mutex_unlock(&hb->lock);
 }
 
 static void entry_done(struct hx_wait_entry *we)
@@ -312,78 +329,55 @@ static bool stream_is_valid(hipStream_t stream)
 	return hx_stream_valid(stream);
 }
 
-/* Takes a binary semaphore's signal once the host-side wait saw it: a
- * failed reset would leave the signal for the next wait (an early pass),
- * so it is retried as the waiter retries (1, 2, 4 ... ms apart, at most
- * HXW_RETRY_MAX times, about 8 s) before the call fails. */
-static int host_wait_consume(struct hx_sem *sem)
+/*
+ * The host-blocking path: the calling thread blocks until every semaphore
+ * of the call is signaled.  Its conditions go to the waiter thread as a
+ * stream wait's do, so that a binary signal is taken by exactly one wait,
+ * whichever path each is on: the waiter alone consumes (resets) binary
+ * signals, one pending wait per signal, in order.  Two waits that each
+ * waited and then reset the sync object themselves could both see the
+ * same signal.  The op is pending like any other (the stuck-wait watchdog
+ * reports it) but holds no stream, so exit does not release it.  Consumes
+ * the op and its semaphore references in every case.
+ */
+static hipError_t host_wait(struct hx_wait_op *op, hipStream_t stream)
 {
-	unsigned ms = 1;
-	int ret;
-
-	for (unsigned tries = 1;; tries++) {
-		ret = hx_sync_reset(&hx_reg.dev, sem->w.handle);
-		if (ret == 0 || tries == HXW_RETRY_MAX)
-			break;
-		if (tries == 1)
-			hx_err("host-side wait: resetting syncobj %u failed: %s; retried",
-			       sem->w.handle, strerror(-ret));
-		usleep(ms * 1000);
-		ms = ms * 2 < HXW_RETRY_CAP_MS ? ms * 2 : HXW_RETRY_CAP_MS;
-	}
-	return ret;
-}
-
-static hipError_t host_wait(const struct hx_wait_op *op, const void *params, hipStream_t stream)
-{
-	hipError_t err = hipSuccess;
+	struct hx_host_block hb = { .done = false };
+	bool kick;
 
 	/* Every argument is checked before the thread blocks: a destroyed
 	 * stream must not turn into a wait that never ends. */
 	if (!stream_is_valid(stream)) {
 		hx_err("hipWaitExternalSemaphoresAsync: stream %p is not a valid stream",
 		       (void *)stream);
+		for (unsigned i = 0; i < op->count; i++)
+			hx_sem_unref(op->entries[i].sem);
+		hx_reg_op_free(HX_OP_WAIT, op);
 		return hipErrorInvalidValue;
 	}
-	for (unsigned i = 0; i < op->count; i++) {
-		struct hx_sem *sem = op->entries[i].sem;
-		uint64_t point = sem->w.timeline ? hx_param_value(hx_abi_params(params), i) : 0;
-		int64_t start = hx_now_ns();
-		bool reported = false;
-		int ret;
-
-		/* Every timeline is at 0 or above: nothing to wait for.  (The
-		 * kernel would take point 0 as "the current fence", and wait
-		 * for one to appear on a timeline that has none.) */
-		if (sem->w.timeline && point == 0)
-			continue;
-
-		/* Wait in slices of HIPEXTSEM_STUCK_MS so that a wait that
-		 * never ends is reported, as the waiter's watchdog does. */
-		for (;;) {
-			int64_t until = hx_reg.stuck_ns ? hx_now_ns() + hx_reg.stuck_ns : INT64_MAX;
-
-			ret = hx_sync_wait_one(&hx_reg.dev, sem->w.handle, point, until);
-			if (ret != -ETIME || !hx_reg.stuck_ns)
-				break;
-			if (!reported) {
-				hx_warn("stuck wait: the calling thread has waited %.1f s for %s "
-					"semaphore %p (syncobj %u) to reach %llu (HIPEXTSEM_HOST_WAIT "
-					"path)", (double)(hx_now_ns() - start) / 1e9,
-					sem->w.timeline ? "timeline" : "binary", hx_reg_handle(sem),
-					sem->w.handle, (unsigned long long)point);
-				reported = true;
-			}
-		}
-		if (ret == 0 && !sem->w.timeline)
-			ret = host_wait_consume(sem);
-		if (ret && !err) {
-			hx_err("host-side wait on syncobj %u failed: %s", sem->w.handle,
-			       strerror(-ret));
-			err = hipErrorOperatingSystem;
-		}
-	}
-	return err;
+	pthread_mutex_init(&hb.lock, NULL);
+	pthread_cond_init(&hb.cond, NULL);
+	op->host = &hb;
+	op->stream = stream;
+	op->enqueued_ns = hx_trace_on ? hx_now_ns() : 0;
+	atomic_init(&op->remaining, op->count + 1); /* +1 until every entry is queued */
+	pthread_mutex_lock(&hx_reg.lock);
+	kick = hx_reg.stuck_ns && !hx_reg.watch && hx_reg.waiter_wakes_at == INT64_MAX;
+	op_link_locked(op);
+	pthread_mutex_unlock(&hx_reg.lock);
+	if (kick)
+		hx_waiter_kick();
+	hx_waiter_submit(&op->entries[0].w);
+	if (atomic_fetch_sub_explicit(&op->remaining, 1, memory_order_acq_rel) == 1)
+		op_release(op);
+	pthread_mutex_lock(&hb.lock);
+	while (!hb.done)
+		pthread_cond_wait(&hb.cond, &hb.lock);
+	pthread_mutex_unlock(&hb.lock);
+	pthread_cond_destroy(&hb.cond);
+	pthread_mutex_destroy(&hb.lock);
+	hx_reg_op_free(HX_OP_WAIT, op);
+	return hipSuccess;
 }
 
 static void op_link_locked(struct hx_wait_op *op)
@@ -491,6 +485,7 @@ hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsi
 		e->w.next = i + 1 < n ? &op->entries[i + 1].w : NULL;
 	}
 	op->count = n;
+	op->host = NULL;
 	/* A capturing stream never gets here: graph_wait.c records the wait
 	 * into the capture instead (hx_intercept_wait). */
 
@@ -500,19 +495,16 @@ hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsi
 		path = choose_wait_path_locked();
 		pthread_mutex_unlock(&hx_reg.lock);
 	}
-	if (path == WAIT_PATH_HOST) {
-		/* Done once it returns: the same clean-up as a failure. */
-		err = host_wait(op, params, stream);
-		goto unref;
-	}
-	/* The stream the release accepts the wait on (streams.c). */
-	err = hx_stream_wait_prepare(what, stream, &target);
-	if (err)
-		goto unref;
 	if (hx_waiter_start(&hx_reg.dev, &waiter_ops)) {
 		err = hipErrorOperatingSystem;
 		goto unref;
 	}
+	if (path == WAIT_PATH_HOST)
+		return host_wait(op, stream);
+	/* The stream the release accepts the wait on (streams.c). */
+	err = hx_stream_wait_prepare(what, stream, &target);
+	if (err)
+		goto unref;
 
 	/* Complete before the op becomes visible (the watchdog reads it). */
 	op->stream = stream;
@@ -536,10 +528,8 @@ hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsi
 		pthread_mutex_lock(&hx_reg.lock);
 		path = fall_back_locked(path, err);
 		pthread_mutex_unlock(&hx_reg.lock);
-		if (path == WAIT_PATH_HOST) {
-			err = host_wait(op, params, stream);
-			goto unref;
-		}
+		if (path == WAIT_PATH_HOST)
+			return host_wait(op, stream);
 	}
 
 	/* From here on the stream is held: every path must end in a release. */
@@ -598,9 +588,10 @@ static void report_stuck_locked(struct hx_wait_op *op, int64_t now)
 		else
 			state = hx_sync_poll(&hx_reg.dev, e->sem->w.handle, 0) == 0 ? " (signaled)"
 									      : " (unsignaled)";
-		hx_warn("stuck wait: stream %p has waited %.1f s or more for %s semaphore %p (syncobj %u) "
+		hx_warn("stuck wait: %s %p has waited %.1f s or more for %s semaphore %p (syncobj %u) "
 			"to reach %llu; current value %llu%s (work queued behind it, or "
 			"hipStreamDestroy of its stream, can block the calling thread: docs/streams.md)",
+			op->host ? "the thread blocked in a wait on stream" : "stream",
 			(void *)op->stream, (double)(now - op->enqueued_ns) / 1e9,
 			e->sem->w.timeline ? "timeline" : "binary", hx_reg_handle(e->sem), e->sem->w.handle,
 			(unsigned long long)e->w.value, (unsigned long long)cur, state);

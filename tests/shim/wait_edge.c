@@ -15,6 +15,8 @@
  *                is waited for again: the next signal releases the wait
  *   tl-max       a wait for UINT64_MAX holds until that point and does not
  *                register the eventfd again for every wait and collect
+ *   bin-one      two waits on one binary semaphore (two threads, two
+ *                streams): each signal releases exactly one of them
  *   fault-*      HX_WAIT_FAULT=CALL:N makes the next N calls of CALL by the
  *                shim fail (query, arm, multiwait, reset, wake: the
  *                fallback's wake-up signal): the wait still holds until
@@ -485,6 +487,67 @@ static void fault_hostwait_reset(int n)
 	printf("fault reset:%d on the host-blocking wait: ok (retried, the signal taken)\n", n);
 }
 
+/* ---- one wait per binary signal, whichever path ------------------------ */
+
+struct one_arg {
+	hipExternalSemaphore_t s;
+	hipStream_t st;
+	uint64_t *flag;
+};
+
+static void *one_waiter(void *p)
+{
+	struct one_arg *a = p;
+
+	/* On the host-blocking path the call itself returns only after its
+	 * signal; on the stream paths the stream holds the mark. */
+	HIPCHECK(wait1(a->s, 0, a->st));
+	stream_mark(a->st, a->flag, 1);
+	return NULL;
+}
+
+/* Two waits on one binary semaphore, from two threads on two streams:
+ * each signal releases exactly one of them. */
+static void case_bin_one(void)
+{
+	uint32_t h = so_create(drm, false);
+	hipExternalSemaphore_t s = import_new(h, false);
+	uint64_t *flag = pinned(2 * sizeof(uint64_t));
+	struct one_arg a[2];
+	pthread_t t[2];
+	unsigned passed;
+
+	for (int i = 0; i < 2; i++) {
+		a[i].s = s;
+		a[i].flag = &flag[i];
+		HIPCHECK(hipStreamCreate(&a[i].st));
+		CHECK(pthread_create(&t[i], NULL, one_waiter, &a[i]) == 0, "pthread_create");
+	}
+	sleep_ms(300);
+	CHECK(!load64(&flag[0]) && !load64(&flag[1]), "a wait passed before any signal");
+	so_signal(drm, h, 0);
+	for (int64_t until = now_ns() + 5000000000ll;
+	     !load64(&flag[0]) && !load64(&flag[1]) && now_ns() < until;)
+		sleep_ms(5);
+	CHECK(load64(&flag[0]) || load64(&flag[1]), "neither wait was released by the signal");
+	sleep_ms(500);
+	passed = (unsigned)load64(&flag[0]) + (unsigned)load64(&flag[1]);
+	CHECK(passed == 1, "one binary signal released %u waits", passed);
+	so_signal(drm, h, 0);
+	CHECK(flag_within(&flag[0], 5000) && flag_within(&flag[1], 5000),
+	      "the second signal did not release the other wait");
+	for (int i = 0; i < 2; i++) {
+		CHECK(pthread_join(t[i], NULL) == 0, "join");
+		HIPCHECK(hipStreamSynchronize(a[i].st));
+		HIPCHECK(hipStreamDestroy(a[i].st));
+	}
+	HIPCHECK(hipDestroyExternalSemaphore(s));
+	HIPCHECK(hipHostFree(flag));
+	drmSyncobjDestroy(drm, h);
+	printf("bin-one: ok (one signal, one wait; %s)\n",
+	       host_wait_path() ? "host-blocking path" : "stream path");
+}
+
 static void case_fault(const char *spec)
 {
 	static const struct { const char *name; enum fault_call c; bool timeline; } calls[] = {
@@ -620,7 +683,7 @@ int main(int argc, char **argv)
 	const char *fault = getenv("HX_WAIT_FAULT");
 
 	if (argc != 2)
-		FAIL("usage: %s tl-zero|bin-refire|tl-max|fault|giveup", argv[0]);
+		FAIL("usage: %s tl-zero|bin-refire|tl-max|bin-one|fault|giveup", argv[0]);
 	signal(SIGALRM, on_alarm);
 	alarm(60);
 	CHECK(expect_shim(), "these cases test the shim: run them with HX_TEST_EXPECT=shim");
@@ -631,6 +694,8 @@ int main(int argc, char **argv)
 		case_bin_refire();
 	else if (strcmp(argv[1], "tl-max") == 0)
 		case_tl_max();
+	else if (strcmp(argv[1], "bin-one") == 0)
+		case_bin_one();
 	else if (strcmp(argv[1], "fault") == 0 && fault)
 		case_fault(fault);
 	else if (strcmp(argv[1], "giveup") == 0 && fault)
