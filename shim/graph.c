@@ -22,8 +22,12 @@
  * through a change, or a lock held by a thread that does not exist there.
  * Taken in the order the graph code nests them (the two are never nested
  * with each other; the wait lock before the registry's). */
+static bool fork_guarded;
+
 static void graph_fork_prepare(void)
 {
+	/* The capture guard first: calls take it before the graph locks. */
+	fork_guarded = hx_capture_guard_lock();
 	hx_graph_signal_fork_lock(true);
 	pthread_mutex_lock(&hx_gw_lock);
 }
@@ -32,6 +36,8 @@ static void graph_fork_release(void)
 {
 	pthread_mutex_unlock(&hx_gw_lock);
 	hx_graph_signal_fork_lock(false);
+	if (fork_guarded)
+		hx_capture_guard_unlock();
 }
 
 static pthread_once_t graph_fork_once = PTHREAD_ONCE_INIT;
@@ -141,7 +147,6 @@ hipError_t hx_graph_exec_node_set_params(hipGraphExec_t exec, hipGraphNode_t nod
 /* ---- captures ----------------------------------------------------------- */
 
 atomic_int hx_captures_live;
-atomic_uint hx_capture_begins;
 
 /* Never below 0: an end the shim counts without having seen the begin
  * (a runtime call it does not wrap) must not hide a capture it did see. */
@@ -160,6 +165,7 @@ hipError_t hx_stream_begin_capture(hipStream_t stream, int mode, bool spt)
 	hx_stream_begin_capture_fn *real =
 		spt ? hx_rt.StreamBeginCapture_spt : hx_rt.StreamBeginCapture;
 	hipError_t err;
+	bool guarded;
 
 	if (!hx_runtime_init())
 		return hipErrorNotInitialized;
@@ -168,13 +174,16 @@ hipError_t hx_stream_begin_capture(hipStream_t stream, int mode, bool spt)
 		       spt ? "hipStreamBeginCapture_spt" : "hipStreamBeginCapture");
 		return hipErrorNotSupported;
 	}
-	/* Counted before the capture can start: a signal or wait racing with
-	 * the begin on another thread then asks the runtime. */
+	/* Under the capture guard: no signal, wait or launch is between its
+	 * capture decision and its enqueue meanwhile (runtime.h).  Counted
+	 * before the capture can start. */
+	guarded = hx_capture_guard_lock();
 	atomic_fetch_add_explicit(&hx_captures_live, 1, memory_order_acq_rel);
-	atomic_fetch_add_explicit(&hx_capture_begins, 1, memory_order_acq_rel);
 	err = real(stream, mode);
 	if (err)
 		capture_ended();
+	if (guarded)
+		hx_capture_guard_unlock();
 	return err;
 }
 
@@ -183,15 +192,18 @@ hipError_t hx_stream_begin_capture_to_graph(hipStream_t stream, hipGraph_t graph
 					    size_t ndeps, int mode)
 {
 	hipError_t err;
+	bool guarded;
 
 	if (!hx_runtime_init())
 		return hipErrorNotInitialized;
 	REQUIRE_REAL(StreamBeginCaptureToGraph, "hipStreamBeginCaptureToGraph");
+	guarded = hx_capture_guard_lock();
 	atomic_fetch_add_explicit(&hx_captures_live, 1, memory_order_acq_rel);
-	atomic_fetch_add_explicit(&hx_capture_begins, 1, memory_order_acq_rel);
 	err = hx_rt.StreamBeginCaptureToGraph(stream, graph, deps, edges, ndeps, mode);
 	if (err)
 		capture_ended();
+	if (guarded)
+		hx_capture_guard_unlock();
 	return err;
 }
 
@@ -239,6 +251,7 @@ hipError_t hx_stream_end_capture(hipStream_t stream, hipGraph_t *graph, bool spt
 {
 	hx_stream_end_capture_fn *real = spt ? hx_rt.StreamEndCapture_spt : hx_rt.StreamEndCapture;
 	hipError_t err;
+	bool guarded;
 
 	if (!hx_runtime_init())
 		return hipErrorNotInitialized;
@@ -247,12 +260,15 @@ hipError_t hx_stream_end_capture(hipStream_t stream, hipGraph_t *graph, bool spt
 		       spt ? "hipStreamEndCapture_spt" : "hipStreamEndCapture");
 		return hipErrorNotSupported;
 	}
+	guarded = hx_capture_guard_lock();
 	err = real(stream, graph);
 	/* Over, in clr, on success and when it was invalidated (the stream
 	 * leaves the capture lists before that check); a refused call (no
 	 * pGraph, another thread, a joined stream) leaves it going. */
 	if (!err || err == hipErrorStreamCaptureInvalidated)
 		capture_ended();
+	if (guarded)
+		hx_capture_guard_unlock();
 	if (!err && graph)
 		hx_graph_adopt(*graph);
 	if (err == hipErrorStreamCaptureInvalidated || err == HX_ERR_CAPTURE_UNJOINED) {

@@ -68,15 +68,6 @@ static inline bool hx_graph_any_shim_handle(const struct hx_ext_sem_node_params 
  * which is only slower. */
 extern atomic_int hx_captures_live;
 
-/* Captures begun through the shim so far: a signal compares it before its
- * capture check and after its enqueue, to see whether a capture began on
- * another thread in between (graph_signal.c). */
-extern atomic_uint hx_capture_begins;
-static inline unsigned hx_graph_capture_epoch(void)
-{
-	return atomic_load_explicit(&hx_capture_begins, memory_order_acquire);
-}
-
 /* New params for a node the shim did not build: a hipextsem semaphore
  * cannot go into the runtime's own node (refused, logged: true); anything
  * else is the runtime's business (false: the caller forwards). */

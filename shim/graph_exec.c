@@ -9,7 +9,8 @@
  * a whole launch: record + launch of one exec are atomic, so two launches
  * in flight of the same exec (or of two execs sharing a node's event) each
  * bind to their own record; not across a wait that blocks the thread (the
- * host-wait path, gw_host_waits_locked).  A node's event lives until its
+ * host-wait path, gw_host_waits_locked).  The capture guard (runtime.h) is
+ * taken before it, and left, with it, before a wait that blocks.  A node's event lives until its
  * graph and every exec made from it are gone.
  */
 #include <stdio.h>
@@ -400,22 +401,45 @@ static hipError_t gw_host_waits_locked(struct gexec *x, hipStream_t stream, cons
 		hx_err("%s: out of memory", what);
 		return hipErrorOutOfMemory;
 	}
+	/* An entry whose wait is already queued on its side stream (armed:
+	 * before the process fell back to this path) is not waited for a
+	 * second time: that would take a second signal. */
 	for (; copied < n && !err; copied++)
-		if (hx_gw_vals_copy(&v[copied], x->e[copied].v.handles, x->e[copied].v.raw_params,
+		if (!x->e[copied].armed &&
+		    hx_gw_vals_copy(&v[copied], x->e[copied].v.handles, x->e[copied].v.raw_params,
 				    x->e[copied].v.n))
 			err = hipErrorOutOfMemory;
 	pthread_mutex_unlock(&hx_gw_lock);
 	for (unsigned i = 0; i < n && !err; i++)
-		err = hx_op_wait(v[i].handles, v[i].raw_params, v[i].n, stream);
+		if (v[i].n)
+			err = hx_op_wait(v[i].handles, v[i].raw_params, v[i].n, stream);
 	for (unsigned i = 0; i < copied; i++)
 		hx_gw_vals_free(&v[i]);
 	free(v);
+	/* The blocking wait left the capture guard: taken again before the
+	 * graph lock, in the order every caller takes them. */
+	hx_capture_guard_enter();
 	pthread_mutex_lock(&hx_gw_lock);
 	if (err)
 		hx_err("%s: a wait node's blocking wait failed (error %d)", what, (int)err);
 	return err;
 }
 
+/* Is the stream the launch goes to capturing?  Under hipGraphLaunch_spt the
+ * null stream is the calling thread's per-thread stream, which can be. */
+static bool gw_capturing(hipStream_t stream, bool spt)
+{
+	return hx_graph_capturing(spt && !stream ? hipStreamPerThread : stream);
+}
+
+/*
+ * The launch decides once, under the capture guard (runtime.h), whether its
+ * stream is capturing, and holds the guard until the launch is enqueued.
+ * Its stream waits never block the thread under hx_gw_lock: a wait that
+ * would (the process fell back to the host-blocking path, maybe during
+ * this very launch) is retried on the host-blocking path, which waits with
+ * the lock and the guard released.
+ */
 static hipError_t gw_launch(hipGraphExec_t exec, hipStream_t stream, bool spt)
 {
 	const char *what = spt ? "hipGraphLaunch_spt" : "hipGraphLaunch";
@@ -436,11 +460,15 @@ static hipError_t gw_launch(hipGraphExec_t exec, hipStream_t stream, bool spt)
 		return real(exec, stream);
 	/* 1: waits block the calling thread (the host-wait path). */
 	blocking = hx_op_wait_path(NULL, NULL, 0) == 1;
+	hx_capture_guard_enter();
+again:
 	pthread_mutex_lock(&hx_gw_lock);
 	x = gexec_find_locked(exec);
 	if (!x) {
 		pthread_mutex_unlock(&hx_gw_lock);
-		return real(exec, stream);
+		err = real(exec, stream);
+		hx_capture_guard_leave();
+		return err;
 	}
 	if (x->poisoned) {
 		hx_err("%s: exec %p is refused: a hipGraphExecUpdate of it failed part-way (the "
@@ -449,8 +477,9 @@ static hipError_t gw_launch(hipGraphExec_t exec, hipStream_t stream, bool spt)
 		err = hipErrorGraphExecUpdateFailure;
 		goto out;
 	}
-	/* Captured, the pre-launch wait would run now, not at replay. */
-	if (!spt && hx_graph_capturing(stream)) {
+	/* Captured, the pre-launch wait would run now, not at replay (through
+	 * hipGraphLaunch_spt as well). */
+	if (gw_capturing(stream, spt)) {
 		hx_err("%s: exec %p holds hipextsem wait nodes and cannot be launched into a "
 		       "stream capture", what, (void *)exec);
 		err = hipErrorStreamCaptureUnsupported;
@@ -480,7 +509,17 @@ static hipError_t gw_launch(hipGraphExec_t exec, hipStream_t stream, bool spt)
 		if (!x) {
 			/* Destroyed meanwhile: the runtime answers for it. */
 			pthread_mutex_unlock(&hx_gw_lock);
-			return real(exec, stream);
+			err = real(exec, stream);
+			hx_capture_guard_leave();
+			return err;
+		}
+		/* The guard was left while the thread blocked. */
+		if (gw_capturing(stream, spt)) {
+			hx_err("%s: stream %p began a capture while the launch of exec %p waited; not "
+			       "launched, and the signals its waits took are not given back", what,
+			       (void *)stream, (void *)exec);
+			err = hipErrorStreamCaptureUnsupported;
+			goto out;
 		}
 	}
 	/* Every side stream before any wait: none fails after a wait is
@@ -490,7 +529,19 @@ static hipError_t gw_launch(hipGraphExec_t exec, hipStream_t stream, bool spt)
 	for (unsigned i = 0; i < x->n && !err; i++) {
 		struct gexec_entry *e = &x->e[i];
 		if (!blocking && !e->armed) {
-			err = hx_op_wait(e->v.handles, e->v.raw_params, e->v.n, e->side);
+			err = hx_op_wait_noblock(e->v.handles, e->v.raw_params, e->v.n, e->side);
+			if (err == HX_ERR_WOULD_BLOCK) {
+				/* The runtime refused the stream wait and the process
+				 * fell back: start again on the host-blocking path
+				 * (the waits already queued stay, and are not waited
+				 * for twice). */
+				hx_warn("%s: the stream wait was refused during the launch of exec %p; "
+					"its waits now block the calling thread", what, (void *)exec);
+				pthread_mutex_unlock(&hx_gw_lock);
+				blocking = true;
+				err = hipSuccess;
+				goto again;
+			}
 			e->armed = !err;
 		}
 		if (!err) {
@@ -516,6 +567,7 @@ static hipError_t gw_launch(hipGraphExec_t exec, hipStream_t stream, bool spt)
 	hx_dbg("%s: exec %p with %u wait node(s): %d", what, (void *)exec, x->n, (int)err);
 out:
 	pthread_mutex_unlock(&hx_gw_lock);
+	hx_capture_guard_leave();
 	return err;
 }
 

@@ -443,29 +443,33 @@ HX_HOT_PATH
 hipError_t hx_intercept_signal(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
 			       hipStream_t stream)
 {
-	unsigned epoch0 = hx_graph_capture_epoch();
 	struct signal_op *op = NULL;
-	bool live = false;
 	hipError_t err;
 
+	/* One decision per call, under the capture guard (runtime.h): no
+	 * capture begins or ends through the shim between the question "is
+	 * the stream capturing?" and the enqueue that acts on the answer. */
+	hx_capture_guard_enter();
 	/* Cheapest first: with no capture live (one load) nothing else is
 	 * asked; a live one implies the runtime was resolved. */
-	if (hs && n && hx_graph_capture_live()) {
-		live = true;
+	if (hs && n && hx_graph_capture_live())
 		err = signal_maybe_captured(hs, params, n, stream, &op);
-	} else {
+	else
 		err = hx_op_signal(hs, params, n, stream, &op);
-	}
-	/* Could a capture have recorded the signal just enqueued?  Only if one
-	 * began since `epoch0` (read before the capture check), or if one was
-	 * live then and the stream joined it (through an event captured
-	 * elsewhere) before the enqueue: either way the stream is capturing
-	 * now.  A capture begun through a call the shim does not wrap, or
-	 * begun and ended again before this question, is not seen
+	/* Could a capture have recorded the signal just enqueued?  None began
+	 * or ended through the shim meanwhile (the guard), so only if the
+	 * stream joined a live one (hipStreamWaitEvent on an event captured
+	 * elsewhere, a call the shim does not wrap) between the decision and
+	 * the enqueue, or one began from inside the enqueue itself (the
+	 * runtime calling back into the shim, which the guard cannot hold
+	 * off): either way a capture is counted live and the stream is
+	 * capturing now, and stays so until the guard is left.  A capture
+	 * begun through a call the shim does not wrap is not seen
 	 * (docs/graphs.md). */
 	if (op)
-		hx_op_signal_settle(op, (live || hx_graph_capture_epoch() != epoch0) &&
+		hx_op_signal_settle(op, hx_graph_capture_live() &&
 						hx_runtime_capture_status(stream) !=
 							HX_CAPTURE_STATUS_NONE);
+	hx_capture_guard_leave();
 	return err;
 }

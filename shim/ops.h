@@ -34,6 +34,14 @@ hipError_t hx_op_signal(const hipExternalSemaphore_t *sems, const void *params, 
 void hx_op_signal_settle(struct signal_op *op, bool kept);
 hipError_t hx_op_wait(const hipExternalSemaphore_t *sems, const void *params, unsigned n,
 		      hipStream_t stream);
+/* The same for a caller that must not block (it holds a lock others need:
+ * a graph launch): where the wait would block the calling thread (the
+ * host-blocking path, now or by falling back to it), nothing is done and
+ * HX_ERR_WOULD_BLOCK is returned; the caller retries with hx_op_wait once
+ * it can block. */
+#define HX_ERR_WOULD_BLOCK ((hipError_t)-2)
+hipError_t hx_op_wait_noblock(const hipExternalSemaphore_t *sems, const void *params, unsigned n,
+			      hipStream_t stream);
 hipError_t hx_op_destroy(hipExternalSemaphore_t sem);
 /* On the main thread, once: pending waits are released in exit() before
  * the runtime's teardown of that thread's per-thread stream (wait.c). */

@@ -325,6 +325,55 @@ void hx_runtime_capture_restore(int mode)
 		hx_rt.ThreadExchangeStreamCaptureMode(&mode);
 }
 
+/* ---- the capture guard (runtime.h) ------------------------------------- */
+
+/* Writers first: a capture's begin waits for the calls in flight, never
+ * for an endless stream of new ones.  Readers never nest (tls_guard). */
+static pthread_rwlock_t capture_guard;
+static pthread_once_t capture_guard_once = PTHREAD_ONCE_INIT;
+static __thread bool tls_guard;
+
+static void capture_guard_init(void)
+{
+	pthread_rwlockattr_t a;
+
+	pthread_rwlockattr_init(&a);
+	pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&capture_guard, &a);
+	pthread_rwlockattr_destroy(&a);
+}
+
+void hx_capture_guard_enter(void)
+{
+	if (tls_guard)
+		return;
+	pthread_once(&capture_guard_once, capture_guard_init);
+	pthread_rwlock_rdlock(&capture_guard);
+	tls_guard = true;
+}
+
+void hx_capture_guard_leave(void)
+{
+	if (!tls_guard)
+		return;
+	tls_guard = false;
+	pthread_rwlock_unlock(&capture_guard);
+}
+
+bool hx_capture_guard_lock(void)
+{
+	if (tls_guard)
+		return false;
+	pthread_once(&capture_guard_once, capture_guard_init);
+	pthread_rwlock_wrlock(&capture_guard);
+	return true;
+}
+
+void hx_capture_guard_unlock(void)
+{
+	pthread_rwlock_unlock(&capture_guard);
+}
+
 hipError_t hx_runtime_stream_query(hipStream_t stream)
 {
 	hipError_t err;

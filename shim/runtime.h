@@ -150,6 +150,33 @@ void hx_runtime_capture_restore(int mode);
  * has none. */
 hipError_t hx_runtime_stream_query(hipStream_t stream);
 
+/*
+ * The capture guard.  A signal, a wait or a graph launch decides once
+ * whether its stream is capturing and then acts on that decision (records
+ * into the capture, or enqueues for real).  Captures begin and end only
+ * through the shim's wrappers, which take the guard exclusively, while a
+ * call holds it shared from its decision to its enqueue: no capture can
+ * begin or end in between.  Held per thread, not nested (a call that
+ * holds it enters again for free); dropped before any wait that blocks the
+ * calling thread (hx_capture_guard_leave is then a no-op for the caller).
+ * Taken exclusively across fork() as well (graph.c), so that a child never
+ * inherits it held.
+ */
+void hx_capture_guard_enter(void);
+/* A refusal that comes from stream capture (hipErrorStreamCaptureUnsupported
+ * 900 to hipErrorStreamCaptureWrongThread 908): never a sign that the
+ * runtime lacks the primitive refused. */
+static inline bool hx_is_capture_error(hipError_t err)
+{
+	return (int)err >= 900 && (int)err <= 908;
+}
+void hx_capture_guard_leave(void);
+/* Exclusive, around a capture's begin or end; false (nothing taken) when
+ * the calling thread holds it shared (a call the runtime made back into
+ * the shim from inside one of the shim's own calls). */
+bool hx_capture_guard_lock(void);
+void hx_capture_guard_unlock(void);
+
 /* Layout of the semaphore structures for the loaded runtime. */
 size_t hx_abi_desc_size(enum hx_abi abi);
 size_t hx_abi_signal_params_stride(enum hx_abi abi);

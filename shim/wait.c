@@ -380,6 +380,22 @@ static hipError_t host_wait(struct hx_wait_op *op, hipStream_t stream)
 	return hipSuccess;
 }
 
+/* The host-blocking path for a wait that got there: the capture guard is
+ * left first (a thread blocked holding it would stop every capture's
+ * begin and end, the one that signals included); a caller that must not
+ * block gets HX_ERR_WOULD_BLOCK, with nothing held. */
+static hipError_t blocking_wait(struct hx_wait_op *op, hipStream_t stream, bool may_block)
+{
+	if (!may_block) {
+		for (unsigned i = 0; i < op->count; i++)
+			hx_sem_unref(op->entries[i].sem);
+		hx_reg_op_free(HX_OP_WAIT, op);
+		return HX_ERR_WOULD_BLOCK;
+	}
+	hx_capture_guard_leave();
+	return host_wait(op, stream);
+}
+
 static void op_link_locked(struct hx_wait_op *op)
 {
 	op->all_next = NULL;
@@ -456,8 +472,8 @@ static hipError_t enqueue_stream_wait(struct hx_wait_op *op, enum wait_path path
 }
 
 HX_HOT_PATH
-hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
-		      hipStream_t stream)
+static hipError_t op_wait(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
+			  hipStream_t stream, bool may_block)
 {
 	static const char what[] = "hipWaitExternalSemaphoresAsync";
 	struct hx_wait_op *op;
@@ -500,7 +516,7 @@ hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsi
 		goto unref;
 	}
 	if (path == WAIT_PATH_HOST)
-		return host_wait(op, stream);
+		return blocking_wait(op, stream, may_block);
 	/* The stream the release accepts the wait on (streams.c). */
 	err = hx_stream_wait_prepare(what, stream, &target);
 	if (err)
@@ -525,11 +541,20 @@ hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsi
 			err = hx_reg_map_enqueue_error(err, "hipStreamWaitValue64", stream);
 			goto unref;
 		}
+		/* Refused because of a capture (the stream's own, joined since
+		 * the caller's decision, or another thread's Global one): the
+		 * primitive works, the stream is not free to take it now. */
+		if (hx_is_capture_error(err) ||
+		    hx_runtime_capture_status(stream) != HX_CAPTURE_STATUS_NONE) {
+			hx_err("%s: hipStreamWaitValue64 on stream %p refused by stream capture "
+			       "(error %d); nothing enqueued", what, (void *)stream, (int)err);
+			goto unref;
+		}
 		pthread_mutex_lock(&hx_reg.lock);
 		path = fall_back_locked(path, err);
 		pthread_mutex_unlock(&hx_reg.lock);
 		if (path == WAIT_PATH_HOST)
-			return host_wait(op, stream);
+			return blocking_wait(op, stream, may_block);
 	}
 
 	/* From here on the stream is held: every path must end in a release. */
@@ -549,6 +574,18 @@ unref:
 		hx_sem_unref(op->entries[i].sem);
 	hx_reg_op_free(HX_OP_WAIT, op);
 	return err;
+}
+
+hipError_t hx_op_wait(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
+		      hipStream_t stream)
+{
+	return op_wait(hs, params, n, stream, true);
+}
+
+hipError_t hx_op_wait_noblock(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
+			      hipStream_t stream)
+{
+	return op_wait(hs, params, n, stream, false);
 }
 
 int hx_op_wait_path(int *attr, char *why, size_t len)

@@ -1504,10 +1504,89 @@ CPUHIP_EXPORT void cpuhipTestCaptureRaceNext(void)
 	atomic_store(&capture_race_armed, true);
 }
 
+/* Test-only: cpuhipTestCaptureRaceNextThread() makes the next
+ * hipLaunchHostFunc race another thread's capture of its stream, through
+ * the process's own calls (the shim's): before the call looks at the
+ * stream, the other thread begins a Global capture (waited for up to
+ * 300 ms); once the call is done with the stream, it ends the capture and
+ * destroys its graph (waited for likewise) before the call returns.  A
+ * shim that holds captures off while it enqueues makes the begin wait
+ * for the whole call: the host function then runs on the stream, and the
+ * capture comes and goes after. */
+static atomic_bool capture_race_thread_armed;
+
+CPUHIP_EXPORT void cpuhipTestCaptureRaceNextThread(void)
+{
+	atomic_store(&capture_race_thread_armed, true);
+}
+
+struct race_thread {
+	hipStream_t h;
+	atomic_int phase;   /* 0 started, 1 begun, 2 ended */
+	atomic_bool go_end; /* the call is done with the stream */
+};
+static struct race_thread race_thr;
+static bool race_thr_running; /* only the thread of the armed call */
+
+static void race_wait_phase(int phase)
+{
+	for (int i = 0; i < 300 && atomic_load(&race_thr.phase) < phase; i++)
+		usleep(1000);
+}
+
+static void *race_thread_main(void *p)
+{
+	struct race_thread *r = p;
+	hipError_t (*begin)(hipStream_t, int) =
+		(hipError_t(*)(hipStream_t, int))dlsym(RTLD_DEFAULT, "hipStreamBeginCapture");
+	hipError_t (*end_fn)(hipStream_t, void **) =
+		(hipError_t(*)(hipStream_t, void **))dlsym(RTLD_DEFAULT, "hipStreamEndCapture");
+	hipError_t (*destroy_fn)(void *) =
+		(hipError_t(*)(void *))dlsym(RTLD_DEFAULT, "hipGraphDestroy");
+	void *graph = NULL;
+	bool begun = begin && end_fn && destroy_fn && begin(r->h, 0 /* Global */) == hipSuccess;
+
+	atomic_store(&r->phase, 1);
+	while (!atomic_load(&r->go_end))
+		usleep(1000);
+	if (begun && end_fn(r->h, &graph) == hipSuccess && graph)
+		destroy_fn(graph);
+	atomic_store(&r->phase, 2);
+	return NULL;
+}
+
+static void capture_race_thread_begin(hipStream_t h)
+{
+	pthread_t t;
+
+	if (!atomic_exchange(&capture_race_thread_armed, false))
+		return;
+	race_thr.h = h;
+	atomic_store(&race_thr.phase, 0);
+	atomic_store(&race_thr.go_end, false);
+	if (pthread_create(&t, NULL, race_thread_main, &race_thr)) {
+		fprintf(stderr, "cpuhip: cpuhipTestCaptureRaceNextThread: no thread\n");
+		return;
+	}
+	pthread_detach(t);
+	race_thr_running = true;
+	race_wait_phase(1);
+}
+
+static void capture_race_thread_end(void)
+{
+	if (!race_thr_running)
+		return;
+	race_thr_running = false;
+	atomic_store(&race_thr.go_end, true);
+	race_wait_phase(2);
+}
+
 static void capture_race(hipStream_t h)
 {
 	hipError_t (*begin)(hipStream_t, int);
 
+	capture_race_thread_begin(h);
 	if (!atomic_exchange(&capture_race_armed, false))
 		return;
 	begin = (hipError_t(*)(hipStream_t, int))dlsym(RTLD_DEFAULT, "hipStreamBeginCapture");
@@ -1515,7 +1594,17 @@ static void capture_race(hipStream_t h)
 		fprintf(stderr, "cpuhip: cpuhipTestCaptureRaceNext: the capture did not begin\n");
 }
 
+static hipError_t launch_host_func(hipStream_t h, hipHostFn_t fn, void *data);
+
 CPUHIP_EXPORT hipError_t hipLaunchHostFunc(hipStream_t h, hipHostFn_t fn, void *data)
+{
+	hipError_t e = launch_host_func(h, fn, data);
+
+	capture_race_thread_end();
+	return e;
+}
+
+static hipError_t launch_host_func(hipStream_t h, hipHostFn_t fn, void *data)
 {
 	/* clr STREAM_CAPTURE: Active -> capturehipLaunchHostFunc, Invalidated
 	 * -> hipErrorStreamCaptureInvalidated from 6.2.0 (clr 19b4660cb).  5.3

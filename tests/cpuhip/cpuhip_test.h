@@ -28,6 +28,9 @@ int cpuhipTestAbi(void);
  * on its stream, through the hipStreamBeginCapture the process resolves
  * (a capture begun on another thread as the host function is enqueued). */
 void cpuhipTestCaptureRaceNext(void);
+/* The next hipLaunchHostFunc: another thread begins and ends a capture of
+ * its stream (waited for up to 300 ms) before it looks at the stream. */
+void cpuhipTestCaptureRaceNextThread(void);
 
 #ifdef __cplusplus
 }

@@ -25,6 +25,9 @@
  *       begun on another thread while a signal is enqueued records its
  *       one-shot host function; every launch signals, nothing is read
  *       after free.
+ *   capture-come-go                every release (6.x flavour): another
+ *       thread's capture of the stream that begins and ends while a signal
+ *       is enqueued neither takes nor loses the signal: it runs once.
  *
  * Only calls HIP 5.2 exports are linked; the shim's own graph calls for
  * semaphore nodes (5.3 and later) are looked up at run time.
@@ -213,6 +216,42 @@ static void case_capture_race(void)
 	HIPCHECK(hipStreamDestroy(other));
 	HIPCHECK(hipStreamDestroy(st));
 	sem_free(&b);
+	sem_free(&a);
+}
+#endif
+
+/* Another thread's capture that comes and goes while a signal is enqueued
+ * on the stream (through the shim's capture calls): the signal is not
+ * recorded into that capture and lost with its graph, nor run after free;
+ * it runs on the stream, once. */
+#if HX_TEST_ABI == 6
+static void case_capture_come_go(void)
+{
+	void (*arm)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "cpuhipTestCaptureRaceNextThread");
+	struct sem a = sem_new(false);
+	hipStream_t st;
+	int status = -1;
+
+	CHECK(arm, "cpuhipTestCaptureRaceNextThread not found: this case runs on cpuhip");
+	HIPCHECK(hipStreamCreate(&st));
+	arm();
+	HIPCHECK(signal1(a.s, 0, st));
+	HIPCHECK(hipStreamSynchronize(st));
+	CHECK(so_wait(drm, a.h, 0, 2000) == 0,
+	      "the signal was lost: recorded into another thread's capture that ended");
+	/* The other thread's capture ran once the signal was enqueued. */
+	for (int i = 0; i < 200; i++) {
+		HIPCHECK(hipStreamIsCapturing(st, &status));
+		if (status == HX_CAPTURE_STATUS_NONE)
+			break;
+		sleep_ms(10);
+	}
+	CHECK(status == HX_CAPTURE_STATUS_NONE, "the other thread's capture never ended");
+	CHECK(drmSyncobjReset(drm, &a.h, 1) == 0, "reset");
+	HIPCHECK(signal1(a.s, 0, st));
+	HIPCHECK(hipStreamSynchronize(st));
+	CHECK(so_wait(drm, a.h, 0, 2000) == 0, "the next signal did not arrive");
+	HIPCHECK(hipStreamDestroy(st));
 	sem_free(&a);
 }
 #endif
@@ -611,6 +650,8 @@ int main(int argc, char **argv)
 #if HX_TEST_ABI == 6
 	else if (!strcmp(c, "capture-race"))
 		case_capture_race();
+	else if (!strcmp(c, "capture-come-go"))
+		case_capture_come_go();
 #endif
 	else
 		FAIL("unknown case '%s'", c);
