@@ -13,7 +13,8 @@
  *   stale-record                   the development tree frees the capture
  *       graph of an invalidated or unjoined capture: graphs built after it
  *       carry no record of it (no spurious wait, nothing read after free);
- *   hostwait-threads               every release, HIPEXTSEM_HOST_WAIT=1: a
+ *   hostwait-threads               every release, HIPEXTSEM_HOST_WAIT=1 or
+ *       CPUHIP_STREAM_WAIT=refuse (the fall-back made during the launch): a
  *       launch blocked in its wait holds no lock another launch needs;
  *   failed-launch-stream, failed-launch-runtime, two-devices  every release:
  *       a launch that fails (a destroyed stream; the runtime refusing it)
@@ -409,8 +410,10 @@ static void case_hostwait_threads(void)
 	pthread_t ta, tb;
 	struct timespec until;
 
-	CHECK(getenv("HIPEXTSEM_HOST_WAIT") && !strcmp(getenv("HIPEXTSEM_HOST_WAIT"), "1"),
-	      "run with HIPEXTSEM_HOST_WAIT=1");
+	CHECK((getenv("HIPEXTSEM_HOST_WAIT") && !strcmp(getenv("HIPEXTSEM_HOST_WAIT"), "1")) ||
+	      (getenv("CPUHIP_STREAM_WAIT") && !strcmp(getenv("CPUHIP_STREAM_WAIT"), "refuse")),
+	      "run with HIPEXTSEM_HOST_WAIT=1, or CPUHIP_STREAM_WAIT=refuse (the launch's "
+	      "stream wait refused: the process falls back during the launch)");
 	memset(&wp, 0, sizeof(wp));
 	memset(&sp, 0, sizeof(sp));
 	HIPCHECK(hipGraphCreate(&gw, 0));
