@@ -14,8 +14,8 @@
  *                      pending, waited for; one wait per signal after it
  *   timeline-refused   a sync_file as TimelineSemaphoreFd: refused, fd kept
  *   bad-fds            closed fd, pipe, eventfd, regular file, DRM device
- *                      fd: refused, 1,000 tries leave no fd and no sync
- *                      object behind (good sync_files in between)
+ *                      fd, dma-buf: refused, 1,000 tries leave no fd and
+ *                      no sync object behind (good sync_files in between)
  *   opaque-timeline    a timeline with points imported as OpaqueFd acts as
  *                      a timeline with fence.value (the SYCL pattern)
  *   opaque-timeline-late  a timeline with no point yet at import: its
@@ -269,9 +269,11 @@ static uint32_t next_handle(int shim_fd)
 	return h;
 }
 
-enum bad_kind { BAD_CLOSED, BAD_PIPE, BAD_EVENTFD, BAD_FILE, BAD_DRM, BAD_KINDS };
-static const char *const bad_names[BAD_KINDS] = { "closed fd", "pipe", "eventfd",
-						  "regular file", "DRM device fd" };
+enum bad_kind { BAD_CLOSED, BAD_PIPE, BAD_EVENTFD, BAD_FILE, BAD_DRM, BAD_DMABUF, BAD_KINDS };
+static const char *const bad_names[BAD_KINDS] = { "closed fd",     "pipe",
+						  "eventfd",       "regular file",
+						  "DRM device fd", "dma-buf" };
+static int dmabuf = -1; /* a vgem buffer's dma-buf: not its fence */
 
 static void try_bad(enum bad_kind k, bool timeline)
 {
@@ -295,10 +297,13 @@ static void try_bad(enum bad_kind k, bool timeline)
 		fd = eventfd(0, EFD_CLOEXEC);
 		break;
 	case BAD_FILE:
-		fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+		fd = open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 		break;
 	case BAD_DRM:
 		fd = drm;
+		break;
+	case BAD_DMABUF:
+		fd = dmabuf;
 		break;
 	default:
 		FAIL("bad kind %d", (int)k);
@@ -316,7 +321,7 @@ static void try_bad(enum bad_kind k, bool timeline)
 	if (k == BAD_PIPE) {
 		close(p[0]);
 		close(p[1]);
-	} else if (k != BAD_CLOSED && k != BAD_DRM) {
+	} else if (k != BAD_CLOSED && k != BAD_DRM && k != BAD_DMABUF) {
 		close(fd);
 	}
 }
@@ -334,10 +339,16 @@ static void bad_fds(void)
 {
 	const int tries = 1000;
 	uint32_t sig = so_create(drm, true);
-	int shim_fd, fds0, fds1;
+	int card = vgem_open(), shim_fd, fds0, fds1;
+	struct drm_mode_create_dumb dumb = { .height = 1, .width = 64, .bpp = 32 };
+	struct drm_gem_close gc = { 0 };
 	uint32_t next0, next1;
 
 	need_shim();
+	CHECK(drmIoctl(card, DRM_IOCTL_MODE_CREATE_DUMB, &dumb) == 0, "CREATE_DUMB: %s",
+	      strerror(errno));
+	CHECK(drmPrimeHandleToFD(card, dumb.handle, DRM_CLOEXEC, &dmabuf) == 0, "PRIME: %s",
+	      strerror(errno));
 	/* Warm-up: the shim's device, waiter and log opened. */
 	good_sync_file(sig);
 	for (int k = 0; k < BAD_KINDS; k++)
@@ -361,6 +372,10 @@ static void bad_fds(void)
 	log_has("is not an open file descriptor");
 	log_has("is neither a DRM sync object nor a sync_file");
 	drmSyncobjDestroy(drm, sig);
+	close(dmabuf);
+	gc.handle = dumb.handle;
+	drmIoctl(card, DRM_IOCTL_GEM_CLOSE, &gc);
+	close(card);
 	printf("%d refused imports: %d fds, next handle %u, before and after\n", tries, fds1, next1);
 }
 
