@@ -166,6 +166,7 @@ hx_vm_build_initrd() {
 # The module list the kernel/ cache must have been built from, one word a
 # line (so that a change of white space alone does not count).
 hx_vm_modules_sum() {
+	# shellcheck disable=SC2086 # one word a line, on purpose
 	printf '%s\n' $HX_VM_MODULES | cksum
 }
 
