@@ -5,6 +5,7 @@
  * share.  Its state (registry.h) is one struct under one lock.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -238,10 +239,47 @@ hipError_t hx_reg_map_enqueue_error(hipError_t err, const char *prim, hipStream_
 	return err;
 }
 
+/* What the fd names, for a log line: " (pipe:[1234])" and the like, or
+ * nothing when /proc cannot say. */
+static const char *describe_fd(int fd, char *buf, size_t n)
+{
+	char path[40], target[64];
+	ssize_t len;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	len = readlink(path, target, sizeof(target) - 1);
+	if (len <= 0) {
+		buf[0] = '\0';
+		return buf;
+	}
+	target[len] = '\0';
+	snprintf(buf, n, " (%s)", target);
+	return buf;
+}
+
+/* Takes `fd` into a new kernel handle on the registry's device: a sync
+ * object as itself, a sync_file as a binary sync object holding its
+ * fence (*sync_file set).  Which of the two the fd is, the kernel says:
+ * each import checks the file's type and refuses any other (EINVAL), so
+ * nothing is guessed from names, /proc or ioctls sent to the fd itself. */
+static int import_locked(int fd, uint32_t *handle, bool *sync_file)
+{
+	int ret = hx_sync_import_fd(&hx_reg.dev, fd, handle);
+
+	*sync_file = false;
+	if (ret != -EINVAL)
+		return ret;
+	ret = hx_sync_import_sync_file(&hx_reg.dev, fd, handle);
+	if (ret == 0)
+		*sync_file = true;
+	return ret;
+}
+
 hipError_t hx_op_import(hipExternalSemaphore_t *out, const void *desc)
 {
 	struct hx_sem *sem;
-	bool timeline, first;
+	bool timeline, first, sync_file = false, as_timeline = false;
+	uint64_t last_point = 0;
 	uint32_t handle;
 	int type, fd, ret;
 
@@ -299,12 +337,37 @@ hipError_t hx_op_import(hipExternalSemaphore_t *out, const void *desc)
 		       "(DRM_CAP_SYNCOBJ_TIMELINE, Linux 5.2+)", hx_reg.dev.path, hx_reg.dev.driver);
 		return hipErrorNotSupported;
 	}
-	ret = hx_sync_import_fd(&hx_reg.dev, fd, &handle);
-	if (ret) {
+	if (fcntl(fd, F_GETFD) == -1) {
+		int e = errno;
 		pthread_mutex_unlock(&hx_reg.lock);
-		hx_err("hipImportExternalSemaphore: fd %d is not a DRM sync object "
-		       "(DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE: %s)", fd, strerror(-ret));
+		hx_err("hipImportExternalSemaphore: fd %d is not an open file descriptor (%s)", fd,
+		       strerror(e));
+		return hipErrorInvalidValue;
+	}
+	ret = import_locked(fd, &handle, &sync_file);
+	if (ret) {
+		char what[80];
+		pthread_mutex_unlock(&hx_reg.lock);
+		hx_err("hipImportExternalSemaphore: fd %d%s is neither a DRM sync object nor a "
+		       "sync_file (DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE: %s)", fd,
+		       describe_fd(fd, what, sizeof(what)), strerror(-ret));
 		return ret == -ENOMEM ? hipErrorOutOfMemory : hipErrorInvalidValue;
+	}
+	if (sync_file && timeline) {
+		hx_sync_destroy(&hx_reg.dev, handle);
+		pthread_mutex_unlock(&hx_reg.lock);
+		hx_err("hipImportExternalSemaphore: fd %d is a sync_file (one fence, no timeline "
+		       "points): import it as OpaqueFd (1), not as TimelineSemaphoreFd (9)", fd);
+		return hipErrorInvalidValue;
+	}
+	/* A timeline imported as OpaqueFd (SYCL's HIP adapter imports every
+	 * fd so, with timeline values in fence.value): acted on as the
+	 * timeline it is.  Treated as binary, its first wait would reset it
+	 * and drop the producer's timeline. */
+	if (!sync_file && !timeline && hx_reg.dev.has_timeline &&
+	    hx_sync_last_point(&hx_reg.dev, handle, &last_point) == 0 && last_point) {
+		timeline = true;
+		as_timeline = true;
 	}
 	sem = sem_new_locked();
 	if (!sem) {
@@ -336,10 +399,19 @@ hipError_t hx_op_import(hipExternalSemaphore_t *out, const void *desc)
 	pthread_mutex_unlock(&hx_reg.lock);
 	HX_TRACE(import, *out, handle, timeline, hx_now_ns());
 
-	/* The kernel holds its own reference now; the fd is ours to close. */
+	/* The kernel holds its own reference now (to the sync object, or to
+	 * the sync_file's fence); the fd is ours to close. */
 	close(fd);
-	hx_dbg("imported fd %d as %s semaphore %p (syncobj %u)", fd,
-	       timeline ? "timeline" : "binary", *out, handle);
+	if (as_timeline) {
+		hx_warn_once("a sync object imported as OpaqueFd (1) carries timeline points: it "
+			     "is used as a timeline (TimelineSemaphoreFd, 9), fence.value naming "
+			     "the point, and never reset");
+		hx_info("fd %d: sync object at timeline point %llu imported as OpaqueFd: timeline "
+			"semaphore %p (syncobj %u)", fd, (unsigned long long)last_point, *out, handle);
+	}
+	hx_dbg("imported fd %d (%s) as %s semaphore %p (syncobj %u)", fd,
+	       sync_file ? "a sync_file" : "a sync object", timeline ? "timeline" : "binary", *out,
+	       handle);
 	return hipSuccess;
 }
 

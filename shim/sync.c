@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <xf86drm.h>
 
 #include "hot.h"
+#include "log.h"
 
 /* Linux 6.6 added DRM_IOCTL_SYNCOBJ_EVENTFD; libdrm < 2.4.116 headers (Debian
  * 12 has 2.4.114) do not know it.  The layout is fixed uAPI. */
@@ -71,6 +73,25 @@ int hx_sync_import_fd(const struct hx_sync_dev *dev, int syncobj_fd, uint32_t *h
 	return neg_errno(drmSyncobjFDToHandle(dev->fd, syncobj_fd, handle));
 }
 
+int hx_sync_import_sync_file(const struct hx_sync_dev *dev, int sync_file_fd, uint32_t *handle)
+{
+	uint32_t h;
+	int ret = hx_sync_create(dev, false, &h);
+
+	if (ret)
+		return ret;
+	/* The kernel takes the fence only from a file whose operations are
+	 * the sync_file ones (anything else: EINVAL), and holds its own
+	 * reference to the fence. */
+	ret = neg_errno(drmSyncobjImportSyncFile(dev->fd, h, sync_file_fd));
+	if (ret) {
+		hx_sync_destroy(dev, h);
+		return ret;
+	}
+	*handle = h;
+	return 0;
+}
+
 int hx_sync_export_fd(const struct hx_sync_dev *dev, uint32_t handle, int *syncobj_fd)
 {
 	return neg_errno(drmSyncobjHandleToFD(dev->fd, handle, syncobj_fd));
@@ -88,8 +109,39 @@ int hx_sync_signal(const struct hx_sync_dev *dev, uint32_t handle, uint64_t poin
 	return neg_errno(drmSyncobjTimelineSignal(dev->fd, &handle, &point, 1));
 }
 
+int hx_sync_last_point(const struct hx_sync_dev *dev, uint32_t handle, uint64_t *point)
+{
+	struct drm_syncobj_timeline_array args = {
+		.handles = (uintptr_t)&handle,
+		.points = (uintptr_t)point,
+		.count_handles = 1,
+		.flags = DRM_SYNCOBJ_QUERY_FLAGS_LAST_SUBMITTED,
+	};
+
+	*point = 0;
+	/* The kernel answers 0 unless the syncobj's fence is a chain of
+	 * timeline points; then the newest point, signaled or not. */
+	return neg_errno(drmIoctl(dev->fd, DRM_IOCTL_SYNCOBJ_QUERY, &args));
+}
+
+static atomic_ulong resets_skipped;
+
 int hx_sync_reset(const struct hx_sync_dev *dev, uint32_t handle)
 {
+	uint64_t point = 0;
+
+	/* A binary semaphore's syncobj that holds timeline points (a
+	 * timeline imported as OpaqueFd that had no point yet at import) is
+	 * never reset: the wait passes, the timeline stays. */
+	if (dev->has_timeline && hx_sync_last_point(dev, handle, &point) == 0 && point) {
+		if (atomic_fetch_add_explicit(&resets_skipped, 1, memory_order_relaxed) == 0)
+			hx_warn("syncobj %u, imported as a binary semaphore (OpaqueFd), carries "
+				"timeline points (point %llu): it is not reset after a wait, which "
+				"would drop the timeline; import it as TimelineSemaphoreFd (9) so "
+				"that waits and signals use fence.value", handle,
+				(unsigned long long)point);
+		return 0;
+	}
 	return neg_errno(drmSyncobjReset(dev->fd, &handle, 1));
 }
 

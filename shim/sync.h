@@ -3,7 +3,8 @@
  * The sync layer: the only code in the project that issues DRM ioctls.
  *
  * Every function returns 0 or a negative errno and never logs on the hot
- * path; callers decide what is worth a log line.  libdrm's wrappers return
+ * path (one exception, once per process: hx_sync_reset); callers decide
+ * what is worth a log line.  libdrm's wrappers return
  * -1 with errno set (drmIoctl) — they are wrapped here so the convention is
  * uniform.
  */
@@ -39,12 +40,27 @@ int hx_sync_probe_fd(int fd, struct hx_sync_dev *dev, bool allow_eventfd);
 
 int hx_sync_create(const struct hx_sync_dev *dev, bool signaled, uint32_t *handle);
 int hx_sync_import_fd(const struct hx_sync_dev *dev, int syncobj_fd, uint32_t *handle);
+/* A new binary syncobj whose fence is the one `sync_file_fd` holds
+ * (DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE with IMPORT_SYNC_FILE).  -EINVAL when the
+ * kernel finds the file is not a sync_file; nothing is left behind on any
+ * failure.  The caller may close sync_file_fd afterwards. */
+int hx_sync_import_sync_file(const struct hx_sync_dev *dev, int sync_file_fd, uint32_t *handle);
 int hx_sync_export_fd(const struct hx_sync_dev *dev, uint32_t handle, int *syncobj_fd);
 int hx_sync_destroy(const struct hx_sync_dev *dev, uint32_t handle);
 
 /* point == 0 means a binary syncobj. */
 int hx_sync_signal(const struct hx_sync_dev *dev, uint32_t handle, uint64_t point);
+/* Resets a binary syncobj (consumes its signal).  A syncobj that carries
+ * timeline points is never reset: that would drop the producer's whole
+ * timeline.  Such a syncobj is left as it is, 0 is returned, and the
+ * process's first such skip writes one warning line (the one log line of
+ * this layer: it marks a semaphore imported with the wrong type). */
 int hx_sync_reset(const struct hx_sync_dev *dev, uint32_t handle);
+/* The last point submitted to a timeline syncobj (DRM_IOCTL_SYNCOBJ_QUERY
+ * with LAST_SUBMITTED): 0 for a syncobj that carries no timeline points (a
+ * binary one, or a timeline with none yet).  -EOPNOTSUPP on a device
+ * without timelines. */
+int hx_sync_last_point(const struct hx_sync_dev *dev, uint32_t handle, uint64_t *point);
 int hx_sync_query(const struct hx_sync_dev *dev, uint32_t handle, uint64_t *value);
 /* Current values of many timeline syncobjs in one ioctl. */
 int hx_sync_query_many(const struct hx_sync_dev *dev, uint32_t *handles, uint64_t *values,

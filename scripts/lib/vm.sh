@@ -9,11 +9,16 @@
 
 HX_VM_CACHE=${HX_VM_CACHE:-$HX_ROOT/.cache/vm}
 
-# Modules the guest needs (names as the kernel spells them, '_' not '-').
-# Ones that the kernel has built in are simply not found and skipped;
-# dependencies are added from each module's depends= field.
+# Modules the guest needs (names as the kernel spells them, '_' not '-'),
+# loaded in this order.  Ones that the kernel has built in are simply not
+# found and skipped; dependencies are added from each module's depends=
+# field.  vgem (a dma-buf whose fence stays pending until the test signals
+# it) comes after virtio_gpu, so that renderD128 stays virtio-gpu's.  The
+# cached kernel/ records the list it was built from (MODULES) and is built
+# again when the list changes.
 HX_VM_MODULES="virtio virtio_ring virtio_pci_legacy_dev virtio_pci_modern_dev virtio_pci
-netfs 9pnet 9pnet_virtio 9p drm drm_kms_helper drm_shmem_helper virtio_dma_buf virtio_gpu"
+netfs 9pnet 9pnet_virtio 9p drm drm_kms_helper drm_shmem_helper virtio_dma_buf virtio_gpu
+vgem"
 
 # Prints the mirror URI serving bookworm, taken from the machine's apt config.
 hx_vm_mirror_uri() {
@@ -130,6 +135,7 @@ hx_vm_build_kernel() {
 	mkdir -p "$work/out/modules"
 	cp "$work"/initrd/lib/modules/* "$work/out/modules/"
 	printf '%s\n' "$kver" >"$work/out/VERSION"
+	hx_vm_modules_sum >"$work/out/MODULES"
 	rm -rf "$c/kernel.old"
 	[ -d "$c/kernel" ] && mv "$c/kernel" "$c/kernel.old"
 	mv "$work/out" "$c/kernel"
@@ -157,9 +163,19 @@ hx_vm_build_initrd() {
 	rm -rf "$work"
 }
 
+# The module list the kernel/ cache must have been built from, one word a
+# line (so that a change of white space alone does not count).
+hx_vm_modules_sum() {
+	# shellcheck disable=SC2086 # one word a line, on purpose
+	printf '%s\n' $HX_VM_MODULES | cksum
+}
+
+# A cache built from another module list (or before kernel/MODULES was
+# written) is not ready: hx_vm_setup builds it again.
 hx_vm_kernel_ready() {
 	[ -f "$HX_VM_CACHE/kernel/VERSION" ] && [ -f "$HX_VM_CACHE/kernel/vmlinuz" ] &&
-		[ -f "$HX_VM_CACHE/kernel/modules/load.list" ]
+		[ -f "$HX_VM_CACHE/kernel/modules/load.list" ] &&
+		[ "$(cat "$HX_VM_CACHE/kernel/MODULES" 2>/dev/null)" = "$(hx_vm_modules_sum)" ]
 }
 
 hx_vm_ready() {
