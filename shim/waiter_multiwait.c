@@ -90,7 +90,7 @@ void *hxw_multiwait_thread(void *arg)
 	unsigned wait_failures = 0, reset_failures = 0;
 
 	for (;;) {
-		unsigned n = 0;
+		unsigned n = 0, need;
 		unsigned base;
 		uint32_t first = 0;
 		bool wake_ok;
@@ -121,8 +121,20 @@ void *hxw_multiwait_thread(void *arg)
 				if (hx_w.shards[i].stale)
 					hx_w.shards[i].stale = !hxw_wake_locked(&hx_w.shards[i]);
 		}
-		if (sh->nlist + 1 > cap) {
-			unsigned ncap = (sh->nlist + 1) * 2;
+		/* The first thread also watches the objects of every thread
+		 * whose wake-up failed (stale): that thread sleeps over a set
+		 * built before their waits came, and nothing else reaches it
+		 * while the kernel refuses its wake-ups.  It takes them back
+		 * once a wake-up gets through; until then both may watch an
+		 * object, and whichever collects it first under the lock takes
+		 * its signal. */
+		need = sh->nlist + 1;
+		if (me == 0)
+			for (unsigned i = 1; i < hx_w.nshards; i++)
+				if (hx_w.shards[i].stale)
+					need += hx_w.shards[i].nlist;
+		if (need > cap) {
+			unsigned ncap = need * 2;
 			uint32_t *h = realloc(handles, ncap * sizeof(*h));
 			if (h)
 				handles = h;
@@ -149,19 +161,25 @@ void *hxw_multiwait_thread(void *arg)
 		base = n;
 		retry = wake_ok ? INT64_MAX : hx_now_ns() + HXW_RETRY_CAP_MS * 100000LL;
 		now = hx_now_ns();
-		for (struct hx_waitable *s = sh->list; s; s = s->wnext) {
-			/* An object whose last collect failed sits out its
-			 * backoff (it may be signaled: it would end every wait at
-			 * once); the wait ends when the backoff does. */
-			if (s->retry_at > now) {
-				if (s->retry_at < retry)
-					retry = s->retry_at;
+		for (unsigned k = me; k < (me == 0 ? hx_w.nshards : me + 1); k++) {
+			if (k != me && !hx_w.shards[k].stale)
 				continue;
+			for (struct hx_waitable *s = hx_w.shards[k].list; s; s = s->wnext) {
+				/* An object whose last collect failed sits out its
+				 * backoff (it may be signaled: it would end every
+				 * wait at once); the wait ends when the backoff
+				 * does. */
+				if (s->retry_at > now) {
+					if (s->retry_at < retry)
+						retry = s->retry_at;
+					continue;
+				}
+				if (k == me)
+					s->retry_at = 0;
+				handles[n] = s->handle;
+				points[n] = s->timeline ? s->pending->value : 0;
+				objs[n++] = s;
 			}
-			s->retry_at = 0;
-			handles[n] = s->handle;
-			points[n] = s->timeline ? s->pending->value : 0;
-			objs[n++] = s;
 		}
 		pthread_mutex_unlock(&hx_w.lock);
 		hxw_complete(failed);

@@ -24,6 +24,10 @@
  *                logged (HIPEXTSEM_LOG_FILE) as retried.  On the
  *                host-blocking path (reset only) the signal seen is taken
  *                once a retry works and the call succeeds.
+ *   wake-many    HX_WAIT_FAULT=wake:N (multi-wait mode): every wake-up
+ *                of a waiter thread fails while waits on 16 semaphores
+ *                come (on every thread's list): each is released within
+ *                4 s of its signal, none held until the faults stop
  *   giveup       HX_WAIT_FAULT=arm:N, N above the retries: the last
  *                resort releases the wait (logged as an error), and the
  *                next wait holds until its signal again.
@@ -487,6 +491,67 @@ static void fault_hostwait_reset(int n)
 	printf("fault reset:%d on the host-blocking wait: ok (retried, the signal taken)\n", n);
 }
 
+/* ---- the fallback's wake-ups failing, waits on every thread ------------- */
+
+/* HX_WAIT_FAULT=wake:N, N large (multi-wait mode): every wake-up of a
+ * waiter thread fails while new waits come.  Waits on many semaphores
+ * land on every thread's list, not only the first's; each must still be
+ * released soon after its signal (late by about a second at most), never
+ * held until the faults stop. */
+#define WAKE_MANY 16
+static void case_wake_many(void)
+{
+	uint64_t *flag = pinned(WAKE_MANY * sizeof(uint64_t));
+	hipExternalSemaphore_t s[WAKE_MANY];
+	hipStream_t st[WAKE_MANY];
+	uint32_t h[WAKE_MANY];
+	int64_t t0;
+	unsigned held;
+
+	CHECK(fault_call == F_WAKE, "run with HX_WAIT_FAULT=wake:N");
+	for (int i = 0; i < WAKE_MANY; i++) {
+		h[i] = so_create(drm, false);
+		s[i] = import_new(h[i], true);
+		HIPCHECK(hipStreamCreate(&st[i]));
+		HIPCHECK(wait1(s[i], 1, st[i]));
+	}
+	for (int i = 0; i < WAKE_MANY; i++)
+		so_signal(drm, h[i], 1);
+	for (int i = 0; i < WAKE_MANY; i++)
+		HIPCHECK(hipStreamSynchronize(st[i]));
+	sleep_ms(300); /* every waiter thread asleep over its set */
+	atomic_store(&fault_left, 1 << 30);
+	for (int i = 0; i < WAKE_MANY; i++) {
+		HIPCHECK(wait1(s[i], 3, st[i]));
+		stream_mark(st[i], &flag[i], 1);
+	}
+	sleep_ms(200);
+	for (int i = 0; i < WAKE_MANY; i++)
+		CHECK(!load64(&flag[i]), "wait %d passed before its signal", i);
+	t0 = now_ns();
+	for (int i = 0; i < WAKE_MANY; i++)
+		so_signal(drm, h[i], 3);
+	do {
+		held = 0;
+		for (int i = 0; i < WAKE_MANY; i++)
+			held += !load64(&flag[i]);
+		if (held)
+			sleep_ms(10);
+	} while (held && now_ns() - t0 < 4000000000ll);
+	CHECK(atomic_load(&fault_hits) > 0, "no wake-up failed: the case tested nothing");
+	CHECK(!held, "%u of %d waits still held 4 s after their signals while wake-ups failed "
+	      "(%d failures injected)", held, WAKE_MANY, atomic_load(&fault_hits));
+	atomic_store(&fault_left, 0);
+	for (int i = 0; i < WAKE_MANY; i++) {
+		HIPCHECK(hipStreamSynchronize(st[i]));
+		HIPCHECK(hipStreamDestroy(st[i]));
+		HIPCHECK(hipDestroyExternalSemaphore(s[i]));
+		drmSyncobjDestroy(drm, h[i]);
+	}
+	printf("wake-many: ok (%d waits released within %.2f s, %d wake-up failures)\n",
+	       WAKE_MANY, (double)(now_ns() - t0) / 1e9, atomic_load(&fault_hits));
+}
+
 /* ---- one wait per binary signal, whichever path ------------------------ */
 
 struct one_arg {
@@ -700,6 +765,10 @@ int main(int argc, char **argv)
 		case_fault(fault);
 	else if (strcmp(argv[1], "giveup") == 0 && fault)
 		case_giveup(fault);
+	else if (strcmp(argv[1], "wake-many") == 0 && fault) {
+		fault_call = F_WAKE;
+		case_wake_many();
+	}
 	else
 		FAIL("unknown case %s (fault and giveup need HX_WAIT_FAULT)", argv[1]);
 	return 0;
