@@ -708,6 +708,15 @@ hipError_t hx_graph_exec_update(hipGraphExec_t exec, hipGraph_t graph, hipGraphN
 	}
 	err = hx_rt.GraphExecUpdate(exec, graph, errNode, result);
 	pthread_mutex_lock(&hx_gw_lock);
+	if (x && !gexec_find_locked(exec)) {
+		/* Destroyed by another thread during the update (x is gone):
+		 * nothing is left to update. */
+		if (nx)
+			gexec_free_locked(nx);
+		pthread_mutex_unlock(&hx_gw_lock);
+		hx_err("%s: exec %p was destroyed while it was updated", what, (void *)exec);
+		return err;
+	}
 	if (!err) {
 		gw_install_locked(exec, nx);
 	} else if (*result == HX_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED ||
@@ -720,8 +729,10 @@ hipError_t hx_graph_exec_update(hipGraphExec_t exec, hipGraph_t graph, hipGraphN
 		 * wait node, stand for the exec, marked. */
 		if (!nx)
 			nx = gexec_unlink_locked(exec);
-		nx->poisoned = true;
-		gw_install_locked(exec, nx);
+		if (nx) {
+			nx->poisoned = true;
+			gw_install_locked(exec, nx);
+		}
 		hx_err("%s: the runtime failed to update exec %p (error %d, result %d) and does "
 		       "not roll back: its wait nodes may hold either graph's events; it will "
 		       "not be launched until updated again", what, (void *)exec, (int)err,

@@ -211,7 +211,11 @@ static void op_release(struct hx_wait_op *op)
 	pthread_mutex_lock(&hx_reg.lock);
 	op_unlink_locked(op);
 	if (!hb) {
-		release_slot(op->slot, op->gen);
+		/* After exit's release (hx_reg.exiting) every slot was written
+		 * already, and the runtime's teardown, which runs next, may
+		 * free the slots' memory: the waiter writes no more. */
+		if (!hx_reg.exiting)
+			release_slot(op->slot, op->gen);
 		slot_free_locked(op->slot_kind, op->slot_index, op->slot, op->gen);
 	}
 	pthread_mutex_unlock(&hx_reg.lock);
