@@ -327,25 +327,9 @@ static __attribute__((noinline)) hipError_t wait_maybe_captured(const hipExterna
 								const void *params, unsigned n,
 								hipStream_t stream)
 {
-	hipError_t err;
-
-	if (!hx_runtime_init() || !hx_runtime_usable())
-		return hx_op_wait(hs, params, n, stream);
-	if (hx_runtime_capture_status(stream) != HX_CAPTURE_STATUS_NONE)
+	if (hx_graph_capturing(stream) && hx_runtime_init() && hx_runtime_usable())
 		return capture_wait(hs, params, n, stream);
-	err = hx_op_wait(hs, params, n, stream);
-	/* Refused because of a capture after all: the stream joined one (an
-	 * event captured elsewhere, through a call the shim does not wrap)
-	 * between the decision and the enqueue.  The wait belongs to that
-	 * capture (wait.c never takes such a refusal for a reason to change
-	 * wait paths). */
-	if (hx_is_capture_error(err) &&
-	    hx_runtime_capture_status(stream) != HX_CAPTURE_STATUS_NONE) {
-		hx_info("hipWaitExternalSemaphoresAsync: stream %p joined a capture while the wait "
-			"was enqueued; the wait is recorded into the capture", (void *)stream);
-		err = capture_wait(hs, params, n, stream);
-	}
-	return err;
+	return hx_op_wait(hs, params, n, stream);
 }
 
 HX_HOT_PATH
@@ -363,6 +347,16 @@ hipError_t hx_intercept_wait(const hipExternalSemaphore_t *hs, const void *param
 		err = wait_maybe_captured(hs, params, n, stream);
 	else
 		err = hx_op_wait(hs, params, n, stream);
+	/* Refused because of a capture after all: the stream joined one (an
+	 * event captured elsewhere, through a call the shim does not wrap)
+	 * between the decision and the enqueue, or one began from inside the
+	 * enqueue.  The wait belongs to that capture (wait.c never takes such
+	 * a refusal for a reason to change wait paths). */
+	if (hx_is_capture_error(err) && hx_graph_capturing(stream)) {
+		hx_info("hipWaitExternalSemaphoresAsync: stream %p began capturing while the wait "
+			"was enqueued; the wait is recorded into the capture", (void *)stream);
+		err = capture_wait(hs, params, n, stream);
+	}
 	hx_capture_guard_leave();
 	return err;
 }

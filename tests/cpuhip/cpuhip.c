@@ -1492,7 +1492,7 @@ CPUHIP_EXPORT hipError_t hipStreamAddCallback(hipStream_t h, hipStreamCallback_t
 
 #if CPUHIP_ABI == 6
 /* Test-only: cpuhipTestCaptureRaceNext() makes the next hipLaunchHostFunc
- * begin a Global capture on its stream before it looks at the stream, as
+ * or hipStreamWaitValue64 begin a Global capture on its stream before it looks at the stream, as
  * another thread beginning one at that instant would.  The capture is
  * begun through the process's own hipStreamBeginCapture (the shim's, when
  * it is preloaded), so a wrapper sees it as it would see the other
@@ -1734,6 +1734,9 @@ CPUHIP_EXPORT hipError_t hipStreamWaitValue32(hipStream_t h, void *ptr, uint32_t
 CPUHIP_EXPORT hipError_t hipStreamWaitValue64(hipStream_t h, void *ptr, uint64_t value,
 					      unsigned int flags, uint64_t mask)
 {
+#if CPUHIP_ABI == 6
+	capture_race(h); /* test-only: cpuhipTestCaptureRaceNext */
+#endif
 	return ret(wait_value(h, ptr, value, flags, mask, true));
 }
 

@@ -26,6 +26,9 @@
  *       begun on another thread while a signal is enqueued records its
  *       one-shot host function; every launch signals, nothing is read
  *       after free.
+ *   capture-race-wait              every release (6.x flavour): a wait the
+ *       runtime refuses because a capture began during it is recorded into
+ *       that capture; the process keeps its asynchronous wait path.
  *   capture-come-go                every release (6.x flavour): another
  *       thread's capture of the stream that begins and ends while a signal
  *       is enqueued neither takes nor loses the signal: it runs once.
@@ -252,6 +255,46 @@ static void case_capture_come_go(void)
 	HIPCHECK(signal1(a.s, 0, st));
 	HIPCHECK(hipStreamSynchronize(st));
 	CHECK(so_wait(drm, a.h, 0, 2000) == 0, "the next signal did not arrive");
+	HIPCHECK(hipStreamDestroy(st));
+	sem_free(&a);
+}
+#endif
+
+/* A capture that appears on the stream while a wait is enqueued (begun from
+ * inside the enqueue: the runtime then refuses the stream wait with 900):
+ * the wait goes into that capture, and the process keeps its asynchronous
+ * wait path; a later wait on another stream does not block its caller. */
+#if HX_TEST_ABI == 6
+static void case_capture_race_wait(void)
+{
+	void (*arm)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "cpuhipTestCaptureRaceNext");
+	int (*path)(int *, char *, size_t) =
+		(int (*)(int *, char *, size_t))dlsym(RTLD_DEFAULT, "hipextsemGetWaitPath");
+	struct sem a = sem_new(true);
+	hipStream_t st, other;
+	hipGraph_t g = NULL;
+	int status = -1;
+	int64_t t0;
+
+	CHECK(arm && path, "cpuhipTestCaptureRaceNext or hipextsemGetWaitPath not found");
+	HIPCHECK(hipStreamCreate(&st));
+	HIPCHECK(hipStreamCreate(&other));
+	arm();
+	HIPCHECK(wait1(a.s, 1, st));
+	HIPCHECK(hipStreamIsCapturing(st, &status));
+	CHECK(status == HX_CAPTURE_STATUS_ACTIVE, "capture status %d after the raced wait, want "
+	      "active (the test hook did not begin the capture)", status);
+	HIPCHECK(hipStreamEndCapture(st, &g));
+	CHECK(g, "no graph");
+	HIPCHECK(hipGraphDestroy(g));
+	CHECK(path(NULL, NULL, 0) == 0,
+	      "a wait refused because of a capture moved the process to host-blocking waits");
+	t0 = now_ns();
+	HIPCHECK(wait1(a.s, 2, other));
+	CHECK(now_ns() - t0 < 1000000000ll, "a later wait blocked its caller");
+	so_signal(drm, a.h, 2);
+	HIPCHECK(hipStreamSynchronize(other));
+	HIPCHECK(hipStreamDestroy(other));
 	HIPCHECK(hipStreamDestroy(st));
 	sem_free(&a);
 }
@@ -655,6 +698,8 @@ int main(int argc, char **argv)
 		case_capture_race();
 	else if (!strcmp(c, "capture-come-go"))
 		case_capture_come_go();
+	else if (!strcmp(c, "capture-race-wait"))
+		case_capture_race_wait();
 #endif
 	else
 		FAIL("unknown case '%s'", c);
