@@ -427,6 +427,16 @@ CPUHIP_EXPORT hipError_t hipGraphLaunch(hipGraphExec_t exec, hipStream_t stream)
 	return cpuhip_set_last_error(e);
 }
 
+#if CPUHIP_ABI == 6
+/* clr hipGraphLaunch_spt (hip_graph.cpp, rocm-5.3 to the development tree):
+ * the null stream is the calling thread's per-thread stream
+ * (PER_THREAD_DEFAULT_STREAM), then the same hipGraphLaunch_common. */
+CPUHIP_EXPORT hipError_t hipGraphLaunch_spt(hipGraphExec_t exec, hipStream_t stream)
+{
+	return hipGraphLaunch(exec, stream ? stream : hipStreamPerThread);
+}
+#endif
+
 CPUHIP_EXPORT hipError_t hipGraphExecDestroy(hipGraphExec_t exec)
 {
 	pthread_mutex_lock(&glock);

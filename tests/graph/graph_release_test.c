@@ -29,6 +29,9 @@
  *   capture-race-wait              every release (6.x flavour): a wait the
  *       runtime refuses because a capture began during it is recorded into
  *       that capture; the process keeps its asynchronous wait path.
+ *   launch-spt-capture             every release (6.x flavour):
+ *       hipGraphLaunch_spt into a capturing stream is refused with nothing
+ *       queued; the next launch takes the next signal.
  *   capture-come-go                every release (6.x flavour): another
  *       thread's capture of the stream that begins and ends while a signal
  *       is enqueued neither takes nor loses the signal: it runs once.
@@ -297,6 +300,51 @@ static void case_capture_race_wait(void)
 	HIPCHECK(hipStreamDestroy(other));
 	HIPCHECK(hipStreamDestroy(st));
 	sem_free(&a);
+}
+#endif
+
+/* The shim's counters (ops.h struct hx_stats, exported as
+ * hipextsemGetStats). */
+struct hx_stats_view {
+	unsigned live_sems, pending_waits, pending_signals, slots_allocated;
+};
+static hipGraphExec_t wait_work_exec(const struct sem *s, hipGraph_t *g, int dev);
+static void good_launch(hipGraphExec_t x, hipStream_t st, const struct sem *s, const char *after);
+
+/* hipGraphLaunch_spt into a capturing stream: refused before anything is
+ * queued, as hipGraphLaunch is (a wait queued at capture time would take a
+ * signal meant for a later launch). */
+#if HX_TEST_ABI == 6
+static void case_launch_spt_capture(void)
+{
+	hipError_t (*launch_spt)(hipGraphExec_t, hipStream_t) =
+		(hipError_t(*)(hipGraphExec_t, hipStream_t))dlsym(RTLD_DEFAULT, "hipGraphLaunch_spt");
+	void (*stats)(struct hx_stats_view *) =
+		(void (*)(struct hx_stats_view *))dlsym(RTLD_DEFAULT, "hipextsemGetStats");
+	struct sem s = sem_new(false);
+	struct hx_stats_view st0, st1;
+	hipGraphExec_t x;
+	hipGraph_t g, cg = NULL;
+	hipStream_t st;
+
+	CHECK(launch_spt && stats, "hipGraphLaunch_spt or hipextsemGetStats not found");
+	x = wait_work_exec(&s, &g, 0);
+	HIPCHECK(hipStreamCreate(&st));
+	HIPCHECK(hipStreamBeginCapture(st, HX_CAPTURE_MODE_GLOBAL));
+	stats(&st0);
+	EXPECT_ERR(launch_spt(x, st), hipErrorStreamCaptureUnsupported);
+	stats(&st1);
+	CHECK(st1.pending_waits == st0.pending_waits,
+	      "the refused launch queued %u wait(s)", st1.pending_waits - st0.pending_waits);
+	HIPCHECK(hipStreamEndCapture(st, &cg));
+	if (cg)
+		HIPCHECK(hipGraphDestroy(cg));
+	/* The next launch takes the next signal, and runs once. */
+	good_launch(x, st, &s, "after the refused launch");
+	HIPCHECK(hipGraphExecDestroy(x));
+	HIPCHECK(hipGraphDestroy(g));
+	HIPCHECK(hipStreamDestroy(st));
+	sem_free(&s);
 }
 #endif
 
@@ -700,6 +748,8 @@ int main(int argc, char **argv)
 		case_capture_come_go();
 	else if (!strcmp(c, "capture-race-wait"))
 		case_capture_race_wait();
+	else if (!strcmp(c, "launch-spt-capture"))
+		case_launch_spt_capture();
 #endif
 	else
 		FAIL("unknown case '%s'", c);
