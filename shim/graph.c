@@ -16,50 +16,11 @@
 #include "registry.h"
 #include "runtime.h"
 
-/* ---- fork ---------------------------------------------------------- */
-
-/* Held across fork() so that a child never inherits a record list halfway
- * through a change, or a lock held by a thread that does not exist there.
- * Taken in the order the graph code nests them (the two are never nested
- * with each other; the wait lock before the registry's). */
-static bool fork_guarded;
-
-static void graph_fork_prepare(void)
-{
-	/* The capture guard first: calls take it before the graph locks. */
-	fork_guarded = hx_capture_guard_lock();
-	hx_graph_signal_fork_lock(true);
-	pthread_mutex_lock(&hx_gw_lock);
-}
-
-static void graph_fork_release(void)
-{
-	pthread_mutex_unlock(&hx_gw_lock);
-	hx_graph_signal_fork_lock(false);
-	if (fork_guarded)
-		hx_capture_guard_unlock();
-}
-
-static pthread_once_t graph_fork_once = PTHREAD_ONCE_INIT;
-
-static void graph_fork_register(void)
-{
-	/* The registry registers its handlers in its set-up: first, so that
-	 * these, registered later, take their locks before its lock. */
-	hx_reg_init();
-	pthread_atfork(graph_fork_prepare, graph_fork_release, graph_fork_release);
-}
-
-void hx_graph_fork_setup(void)
-{
-	pthread_once(&graph_fork_once, graph_fork_register);
-}
-
 hipError_t hx_graph_destroy(hipGraph_t graph)
 {
 	hipError_t err;
 
-	if (!hx_runtime_init())
+	if (!hx_reg_init())
 		return hipErrorNotInitialized;
 	REQUIRE_REAL(GraphDestroy, "hipGraphDestroy");
 	err = hx_rt.GraphDestroy(graph);
@@ -79,7 +40,7 @@ hipError_t hx_graph_destroy_node(hipGraphNode_t node)
 	hipError_t err;
 	int type = -1;
 
-	if (!hx_runtime_init())
+	if (!hx_reg_init())
 		return hipErrorNotInitialized;
 	REQUIRE_REAL(GraphDestroyNode, "hipGraphDestroyNode");
 	if (node && hx_rt.GraphChildGraphNodeGetGraph &&
@@ -102,7 +63,7 @@ hipError_t hx_graph_destroy_node(hipGraphNode_t node)
 hipError_t hx_graph_add_node(hipGraphNode_t *node, hipGraph_t graph, const hipGraphNode_t *deps,
 			     size_t ndeps, struct hx_graph_node_params *p)
 {
-	if (!hx_runtime_init())
+	if (!hx_reg_init())
 		return hipErrorNotInitialized;
 	if (p && hx_graph_usable()) {
 		if (p->type == HX_GRAPH_NODE_EXT_SEM_SIGNAL && hx_graph_any_shim_handle(&p->u.extSemSignal))
@@ -119,7 +80,7 @@ hipError_t hx_graph_add_node(hipGraphNode_t *node, hipGraph_t graph, const hipGr
  * the runtime. */
 hipError_t hx_graph_node_set_params(hipGraphNode_t node, struct hx_graph_node_params *p)
 {
-	if (!hx_runtime_init())
+	if (!hx_reg_init())
 		return hipErrorNotInitialized;
 	if (p && p->type == HX_GRAPH_NODE_EXT_SEM_SIGNAL &&
 	    (hx_graph_signal_known(node) || (hx_graph_usable() && hx_graph_any_shim_handle(&p->u.extSemSignal))))
@@ -133,7 +94,7 @@ hipError_t hx_graph_node_set_params(hipGraphNode_t node, struct hx_graph_node_pa
 hipError_t hx_graph_exec_node_set_params(hipGraphExec_t exec, hipGraphNode_t node,
 					 struct hx_graph_node_params *p)
 {
-	if (!hx_runtime_init())
+	if (!hx_reg_init())
 		return hipErrorNotInitialized;
 	if (p && p->type == HX_GRAPH_NODE_EXT_SEM_SIGNAL &&
 	    (hx_graph_signal_known(node) || (hx_graph_usable() && hx_graph_any_shim_handle(&p->u.extSemSignal))))
@@ -167,7 +128,7 @@ hipError_t hx_stream_begin_capture(hipStream_t stream, int mode, bool spt)
 	hipError_t err;
 	bool guarded;
 
-	if (!hx_runtime_init())
+	if (!hx_reg_init())
 		return hipErrorNotInitialized;
 	if (!real) {
 		hx_err("%s: the HIP runtime has no such call",
@@ -194,7 +155,7 @@ hipError_t hx_stream_begin_capture_to_graph(hipStream_t stream, hipGraph_t graph
 	hipError_t err;
 	bool guarded;
 
-	if (!hx_runtime_init())
+	if (!hx_reg_init())
 		return hipErrorNotInitialized;
 	REQUIRE_REAL(StreamBeginCaptureToGraph, "hipStreamBeginCaptureToGraph");
 	guarded = hx_capture_guard_lock();
@@ -213,7 +174,7 @@ hipError_t hx_graph_clone(hipGraph_t *clone, hipGraph_t original)
 {
 	hipError_t err;
 
-	if (!hx_runtime_init())
+	if (!hx_reg_init())
 		return hipErrorNotInitialized;
 	REQUIRE_REAL(GraphClone, "hipGraphClone");
 	err = hx_rt.GraphClone(clone, original);
@@ -229,7 +190,7 @@ hipError_t hx_graph_add_child_node(hipGraphNode_t *node, hipGraph_t graph,
 {
 	hipError_t err;
 
-	if (!hx_runtime_init())
+	if (!hx_reg_init())
 		return hipErrorNotInitialized;
 	REQUIRE_REAL(GraphAddChildGraphNode, "hipGraphAddChildGraphNode");
 	err = hx_rt.GraphAddChildGraphNode(node, graph, deps, ndeps, child);
@@ -253,7 +214,7 @@ hipError_t hx_stream_end_capture(hipStream_t stream, hipGraph_t *graph, bool spt
 	hipError_t err;
 	bool guarded;
 
-	if (!hx_runtime_init())
+	if (!hx_reg_init())
 		return hipErrorNotInitialized;
 	if (!real) {
 		hx_err("%s: the HIP runtime has no such call",

@@ -6,6 +6,7 @@
 #ifndef HIPEXTSEM_GRAPH_COMMON_H
 #define HIPEXTSEM_GRAPH_COMMON_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 
@@ -35,17 +36,17 @@
  * it). */
 #define HX_ERR_CAPTURE_UNJOINED ((hipError_t)904)
 
-/* The graph locks across fork() (graph.c): registered once, after the
- * registry's own handlers, so that they are taken before the registry lock
- * at fork, in the order graph code takes them (a launch holds the wait
- * lock while it queues a wait). */
+/* The graph locks across fork() (graph_fork.c): registered once, by the
+ * registry's set-up after its own handlers, so that they are taken before the registry lock
+ * at fork, in the order graph code takes them (the capture guard, then a
+ * launch holds the wait lock while it queues a wait). */
 void hx_graph_fork_setup(void);
 
 /* Without a usable device every graph call goes to the runtime. */
+bool hx_reg_init(void);
 static inline bool hx_graph_usable(void)
 {
-	hx_graph_fork_setup();
-	return hx_runtime_init() && hx_runtime_usable();
+	return hx_reg_init() && hx_runtime_usable();
 }
 
 /* Does the node's array hold a semaphore the shim handed out? */
@@ -118,8 +119,8 @@ void hx_graph_signal_adopt(hipGraph_t graph, hipGraphNode_t node, hipGraph_t roo
 void hx_graph_signal_forget_graph(hipGraph_t graph);
 void hx_graph_signal_forget_node(hipGraphNode_t node);
 void hx_graph_signal_forget_dead(void);
-/* Takes (true) or gives back (false) the signal records' lock around fork. */
-void hx_graph_signal_fork_lock(bool take);
+/* The signal records' lock (graph_signal.c), taken across fork. */
+extern pthread_mutex_t hx_gsig_lock;
 /* graph_wait.c */
 bool hx_graph_wait_known(hipGraphNode_t node);
 bool hx_graph_wait_any(void);

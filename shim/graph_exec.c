@@ -250,7 +250,7 @@ hipError_t hx_graph_instantiate(hipGraphExec_t *exec, hipGraph_t graph, hipGraph
 {
 	hipError_t err;
 
-	if (!hx_runtime_init())
+	if (!hx_reg_init())
 		return hipErrorNotInitialized;
 	REQUIRE_REAL(GraphInstantiate, "hipGraphInstantiate");
 	hx_graph_adopt(graph);
@@ -263,7 +263,7 @@ hipError_t hx_graph_instantiate_with_flags(hipGraphExec_t *exec, hipGraph_t grap
 {
 	hipError_t err;
 
-	if (!hx_runtime_init())
+	if (!hx_reg_init())
 		return hipErrorNotInitialized;
 	REQUIRE_REAL(GraphInstantiateWithFlags, "hipGraphInstantiateWithFlags");
 	hx_graph_adopt(graph);
@@ -276,7 +276,7 @@ hipError_t hx_graph_instantiate_with_params(hipGraphExec_t *exec, hipGraph_t gra
 {
 	hipError_t err;
 
-	if (!hx_runtime_init())
+	if (!hx_reg_init())
 		return hipErrorNotInitialized;
 	REQUIRE_REAL(GraphInstantiateWithParams, "hipGraphInstantiateWithParams");
 	hx_graph_adopt(graph);
@@ -449,7 +449,7 @@ static hipError_t gw_launch(hipGraphExec_t exec, hipStream_t stream, bool spt)
 	unsigned queued = 0;
 	bool blocking;
 
-	if (!hx_runtime_init())
+	if (!hx_reg_init())
 		return hipErrorNotInitialized;
 	real = spt ? hx_rt.GraphLaunch_spt : hx_rt.GraphLaunch;
 	if (!real) {
@@ -586,7 +586,7 @@ hipError_t hx_graph_exec_destroy(hipGraphExec_t exec)
 	struct gexec *x;
 	hipError_t err;
 
-	if (!hx_runtime_init())
+	if (!hx_reg_init())
 		return hipErrorNotInitialized;
 	REQUIRE_REAL(GraphExecDestroy, "hipGraphExecDestroy");
 	err = hx_rt.GraphExecDestroy(exec);
@@ -611,7 +611,7 @@ hipError_t hx_graph_exec_wait_set(hipGraphExec_t exec, hipGraphNode_t node,
 	struct gexec *x;
 	hipError_t err;
 
-	if (!hx_runtime_init())
+	if (!hx_reg_init())
 		return hipErrorNotInitialized;
 	if (!hx_graph_wait_known(node)) {
 		if (hx_graph_refuse_foreign(node, p, what))
@@ -676,7 +676,7 @@ hipError_t hx_graph_exec_update(hipGraphExec_t exec, hipGraph_t graph, hipGraphN
 	hipError_t err;
 	bool ok;
 
-	if (!hx_runtime_init())
+	if (!hx_reg_init())
 		return hipErrorNotInitialized;
 	REQUIRE_REAL(GraphExecUpdate, "hipGraphExecUpdate");
 	if (!exec || !graph || !errNode || !result || !hx_graph_wait_any())

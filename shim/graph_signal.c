@@ -44,7 +44,6 @@ struct gsig {
 	bool unadopted;
 };
 
-static pthread_mutex_t gsig_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gsig *gsigs;
 
 static void gsig_run(void *data)
@@ -94,10 +93,10 @@ static struct gsig *gsig_alloc(unsigned n)
 static struct gsig *gsig_list(struct gsig *s)
 {
 	hx_graph_fork_setup();
-	pthread_mutex_lock(&gsig_lock);
+	pthread_mutex_lock(&hx_gsig_lock);
 	s->next = gsigs;
 	gsigs = s;
-	pthread_mutex_unlock(&gsig_lock);
+	pthread_mutex_unlock(&hx_gsig_lock);
 	return s;
 }
 
@@ -144,11 +143,11 @@ static struct gsig *gsig_find(hipGraphNode_t node)
 {
 	struct gsig *s;
 
-	pthread_mutex_lock(&gsig_lock);
+	pthread_mutex_lock(&hx_gsig_lock);
 	for (s = gsigs; s; s = s->next)
 		if (s->node == node && node)
 			break;
-	pthread_mutex_unlock(&gsig_lock);
+	pthread_mutex_unlock(&hx_gsig_lock);
 	return s;
 }
 
@@ -189,10 +188,10 @@ hipError_t hx_graph_add_signal_node(hipGraphNode_t *node, hipGraph_t graph,
 		return err;
 	/* A node the runtime kept despite its error (clr checks dependencies
 	 * after adding the node) is a signal node like any other. */
-	pthread_mutex_lock(&gsig_lock);
+	pthread_mutex_lock(&hx_gsig_lock);
 	s->node = *node;
 	s->graph = s->root = graph;
-	pthread_mutex_unlock(&gsig_lock);
+	pthread_mutex_unlock(&hx_gsig_lock);
 	if (err)
 		return err;
 	hx_dbg("%s: %u semaphore(s) as host node %p", what, p->numExtSems, (void *)*node);
@@ -244,13 +243,13 @@ hipError_t hx_graph_signal_set(hipGraphNode_t node, const struct hx_ext_sem_node
 	if (err)
 		return err;
 	/* Existing execs keep the old copy, as CUDA says they must. */
-	pthread_mutex_lock(&gsig_lock);
+	pthread_mutex_lock(&hx_gsig_lock);
 	s->node = node;
 	s->graph = old->graph;
 	s->root = old->root;
 	old->node = NULL;
 	old->graph = old->root = NULL;
-	pthread_mutex_unlock(&gsig_lock);
+	pthread_mutex_unlock(&hx_gsig_lock);
 	return hipSuccess;
 }
 
@@ -292,14 +291,14 @@ void hx_graph_signal_adopt(hipGraph_t graph, hipGraphNode_t node, hipGraph_t roo
 	if (!hx_rt.GraphHostNodeGetParams || !hx_rt.GraphHostNodeSetParams ||
 	    hx_rt.GraphHostNodeGetParams(node, &hp) != hipSuccess || hp.fn != gsig_run)
 		return;
-	pthread_mutex_lock(&gsig_lock);
+	pthread_mutex_lock(&hx_gsig_lock);
 	for (s = gsigs; s && s->node != node; s = s->next)
 		;
 	/* Only a record the shim made is read: the data pointer is checked. */
 	if (!s)
 		for (src = gsigs; src && src != hp.userData; src = src->next)
 			;
-	pthread_mutex_unlock(&gsig_lock);
+	pthread_mutex_unlock(&hx_gsig_lock);
 	if (!src)
 		return;
 	s = gsig_copy(src);
@@ -317,11 +316,11 @@ void hx_graph_signal_adopt(hipGraph_t graph, hipGraphNode_t node, hipGraph_t roo
 		__atomic_store_n(&src->unadopted, false, __ATOMIC_RELEASE);
 		return;
 	}
-	pthread_mutex_lock(&gsig_lock);
+	pthread_mutex_lock(&hx_gsig_lock);
 	s->node = node;
 	s->graph = graph;
 	s->root = root;
-	pthread_mutex_unlock(&gsig_lock);
+	pthread_mutex_unlock(&hx_gsig_lock);
 }
 
 /* The graph is gone (with the graphs embedded in its child-graph nodes):
@@ -330,20 +329,20 @@ void hx_graph_signal_adopt(hipGraph_t graph, hipGraphNode_t node, hipGraph_t roo
  * a node of a destroyed graph. */
 void hx_graph_signal_forget_graph(hipGraph_t graph)
 {
-	pthread_mutex_lock(&gsig_lock);
+	pthread_mutex_lock(&hx_gsig_lock);
 	for (struct gsig *s = gsigs; s; s = s->next)
 		if (graph && (s->graph == graph || s->root == graph))
 			s->node = NULL, s->graph = s->root = NULL;
-	pthread_mutex_unlock(&gsig_lock);
+	pthread_mutex_unlock(&hx_gsig_lock);
 }
 
 void hx_graph_signal_forget_node(hipGraphNode_t node)
 {
-	pthread_mutex_lock(&gsig_lock);
+	pthread_mutex_lock(&hx_gsig_lock);
 	for (struct gsig *s = gsigs; s; s = s->next)
 		if (node && s->node == node)
 			s->node = NULL, s->graph = s->root = NULL;
-	pthread_mutex_unlock(&gsig_lock);
+	pthread_mutex_unlock(&hx_gsig_lock);
 }
 
 /* As hx_graph_wait_forget_dead (graph_wait.c): records of nodes the
@@ -355,7 +354,7 @@ void hx_graph_signal_forget_dead(void)
 
 	if (!hx_rt.GraphNodeGetType)
 		return;
-	pthread_mutex_lock(&gsig_lock);
+	pthread_mutex_lock(&hx_gsig_lock);
 	do {
 		dead = NULL;
 		for (struct gsig *s = gsigs; s && !dead; s = s->next)
@@ -365,24 +364,16 @@ void hx_graph_signal_forget_dead(void)
 			if (s->node && (s->graph == dead || s->root == dead))
 				s->node = NULL, s->graph = s->root = NULL;
 	} while (dead);
-	pthread_mutex_unlock(&gsig_lock);
-}
-
-void hx_graph_signal_fork_lock(bool take)
-{
-	if (take)
-		pthread_mutex_lock(&gsig_lock);
-	else
-		pthread_mutex_unlock(&gsig_lock);
+	pthread_mutex_unlock(&hx_gsig_lock);
 }
 
 bool hx_graph_signal_any(void)
 {
 	bool any;
 
-	pthread_mutex_lock(&gsig_lock);
+	pthread_mutex_lock(&hx_gsig_lock);
 	any = gsigs != NULL;
-	pthread_mutex_unlock(&gsig_lock);
+	pthread_mutex_unlock(&hx_gsig_lock);
 	return any;
 }
 

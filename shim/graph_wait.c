@@ -37,7 +37,6 @@
 #include "ops.h"
 #include "runtime.h"
 
-pthread_mutex_t hx_gw_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gwait *gwaits;
 
 void hx_gw_vals_free(struct gw_vals *v)

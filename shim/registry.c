@@ -12,11 +12,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "graph_common.h"
 #include "log.h"
 #include "ops.h"
 #include "registry.h"
 #include "runtime.h"
 #include "sem.h"
+#include "streams.h"
 #include "trace.h"
 
 struct hx_registry hx_reg = {
@@ -41,6 +43,10 @@ static void init_once_fn(void)
 	hx_reg.pid = getpid();
 	hx_reg_op_pool_init();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	/* Registered after the registry's: run before it at fork, so the
+	 * capture guard and the graph locks are taken before the registry
+	 * lock, in the order every call takes them (graph_fork.c). */
+	hx_graph_fork_setup();
 }
 
 bool hx_reg_init(void)
@@ -288,6 +294,9 @@ hipError_t hx_op_import(hipExternalSemaphore_t *out, const void *desc)
 		hx_err("hipImportExternalSemaphore: %s is NULL", !out ? "extSem_out" : "semHandleDesc");
 		return hipErrorInvalidValue;
 	}
+	/* 5.2: the main thread's per-thread stream made now, early (streams.c:
+	 * exit). */
+	hx_stream_exit_prepare();
 	type = hx_abi_desc_type(desc);
 	switch (type) {
 	case HX_SEM_HANDLE_OPAQUE_FD:

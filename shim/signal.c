@@ -206,8 +206,6 @@ hipError_t hx_op_signal(const hipExternalSemaphore_t *hs, const void *params, un
 	 * (streams.c) is refused before it gets there. */
 	if (!err)
 		err = hx_stream_check_signal(what, stream);
-	if (!err)
-		hx_op_exit_release_setup(what);
 	/* Capture was dealt with by the caller (graph_signal.c): a captured
 	 * signal becomes a graph host node there. */
 	if (!err) {
@@ -227,6 +225,7 @@ hipError_t hx_op_signal(const hipExternalSemaphore_t *hs, const void *params, un
 		return err;
 	}
 	hx_dbg("%s: %u semaphore(s) on stream %p", what, n, (void *)stream);
+	hx_op_exit_release_setup(what);
 	/* From here on the host function may have run and the record be
 	 * the caller's to settle: only `hs` and `stream` are read below. */
 	if (queued)

@@ -235,27 +235,45 @@ static void exit_hook(void *arg)
  * of any thread (hipStreamWaitEvent(hipStreamPerThread, ...) after a wait
  * on another stream; per-thread-stream work after a wait on the null
  * stream, which a blocking stream waits for), so the release must come
- * before the runtime's teardown whichever stream was waited on.  The
- * runtime registers that teardown when the thread's per-thread stream
- * object is first made: 5.2.3 when hipStreamPerThread is first resolved
- * (thread_local stream_per_thread, src/hip_stream.cpp), clr at the
- * thread's first call into the runtime (thread_local TlsAggregator).  So
- * the main thread's per-thread stream is resolved first, by a call that
- * resolves hipStreamPerThread on every release and changes nothing
- * (hipStreamGetFlags goes through hip::isValid, 5.2.3 to the development
- * tree), and only then is the hook registered: it runs first.
+ * before the runtime's teardown whichever stream was waited on.  When the
+ * runtime registers that teardown differs:
+ *  - clr (5.3 on) keeps the per-thread stream in the thread_local
+ *    TlsAggregator (hip_internal.hpp), made at the thread's first call
+ *    into the runtime (HIP_INIT_API touches hip::tls): registering after
+ *    the shim's own first successful call on the thread is enough.
+ *  - 5.2.3 keeps it in its own thread_local stream_per_thread
+ *    (src/hip_stream.cpp), made when hipStreamPerThread is first resolved,
+ *    maybe after the shim registered.  So on 5.2 the main thread's
+ *    per-thread stream is resolved first (hx_stream_exit_prepare), by a
+ *    call that resolves it and changes nothing (hipStreamGetFlags, through
+ *    hip::isValid), at the thread's first import or wait: early, so that
+ *    the stream it makes cannot take the memory of a stream the
+ *    application destroys later and still names (a dangling handle would
+ *    then name a live stream).
  */
-void hx_stream_exit_release_setup(const char *what, void (*release)(void))
+static __thread bool exit_prepared;
+
+void hx_stream_exit_prepare(void)
 {
 	unsigned int flags;
 
+	if (__builtin_expect(exit_prepared, 1))
+		return;
+	exit_prepared = true;
+	if (!stream_ops_unchecked() || syscall(SYS_gettid) != getpid())
+		return;
+	if (hx_rt.StreamGetFlags)
+		(void)hx_rt.StreamGetFlags(hipStreamPerThread, &flags);
+}
+
+void hx_stream_exit_release_setup(const char *what, void (*release)(void))
+{
 	if (__builtin_expect(exit_hook_state != 0, 1))
 		return;
 	exit_hook_state = 2;
 	if (syscall(SYS_gettid) != getpid())
 		return;
-	if (hx_rt.StreamGetFlags)
-		(void)hx_rt.StreamGetFlags(hipStreamPerThread, &flags);
+	hx_stream_exit_prepare();
 	if (__cxa_thread_atexit_impl(exit_hook, (void *)release, &__dso_handle)) {
 		hx_warn("%s: cannot register the release of pending waits at exit before the "
 			"runtime's per-thread-stream teardown", what);

@@ -40,11 +40,15 @@ hipError_t hx_stream_wait_prepare(const char *what, hipStream_t stream, hipStrea
  * they differ. */
 hipError_t hx_stream_wait_join(const char *what, hipStream_t stream, hipStream_t target);
 
-/* On the main thread, once: arranges the release of pending waits in
- * exit() before the runtime's per-thread-stream teardown, whichever stream
- * the waits are on (the main thread's per-thread stream can be ordered
- * behind any of them): `release` is called there.  One thread-local load
- * after the first call. */
+/* On the main thread, once, after a successful call into the runtime:
+ * arranges the release of pending waits in exit() before the runtime's
+ * per-thread-stream teardown, whichever stream the waits are on (the main
+ * thread's per-thread stream can be ordered behind any of them): `release`
+ * is called there.  One thread-local load after the first call. */
 void hx_stream_exit_release_setup(const char *what, void (*release)(void));
+/* On 5.2, on the main thread, once: resolves its per-thread stream, so
+ * that the runtime's teardown of it is registered before the shim's
+ * (import calls it early; the setup above, if import did not). */
+void hx_stream_exit_prepare(void);
 
 #endif

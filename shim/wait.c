@@ -532,7 +532,6 @@ static hipError_t op_wait(const hipExternalSemaphore_t *hs, const void *params, 
 	 * own first look, which saves the caller a clock read. */
 	op->enqueued_ns = hx_trace_on ? hx_now_ns() : 0;
 	atomic_init(&op->remaining, n + 1); /* +1 until every entry is queued */
-	hx_op_exit_release_setup(what);
 	for (;;) {
 		err = enqueue_stream_wait(op, path, target, &kick);
 		if (!err)
@@ -562,6 +561,7 @@ static hipError_t op_wait(const hipExternalSemaphore_t *hs, const void *params, 
 	}
 
 	/* From here on the stream is held: every path must end in a release. */
+	hx_op_exit_release_setup(what);
 	err = hx_stream_wait_join(what, stream, target);
 	if (kick)
 		hx_waiter_kick();

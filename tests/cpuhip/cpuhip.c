@@ -363,7 +363,8 @@ static void wait_stream_locked(struct stream *s, uint64_t seq);
  * constructed, and glibc runs those destructors at a thread's end and in
  * exit() (for the thread that calls it, before the atexit handlers), in
  * reverse order of registration.  So the destructor below is registered
- * the same way, when the per-thread stream is created, and blocks until
+ * the same way, when 5.2.3 makes the per-thread stream (from 5.3: at the
+ * thread's first call, tls_aggregator below), and blocks until
  * the stream's work is done: a never-satisfied wait on it hangs the
  * thread's end, or exit(), as on ROCm.
  */
@@ -512,9 +513,39 @@ static void global_init(void)
 	pthread_mutex_unlock(&g.lock);
 }
 
+/*
+ * From 5.3 clr keeps the per-thread stream inside the thread_local
+ * TlsAggregator (hip_internal.hpp: member stream_per_thread_obj_; defined
+ * in hip_context.cpp), which every entry point touches (HIP_INIT_API reads
+ * and writes hip::tls): its destructor is registered at the thread's first
+ * call into the runtime, not when the per-thread stream is made, and tears
+ * that stream down (waiting) at the thread's end or in exit().  5.2.3's
+ * separate thread_local stream_per_thread is made, and its destructor
+ * registered, when hipStreamPerThread is first resolved
+ * (per_thread_stream_locked).
+ */
+static __thread bool tls_aggregator;
+
+static void tls_aggregator_destructor(void *p)
+{
+	(void)p;
+	if (tls_per_thread)
+		pts_destructor(tls_per_thread);
+}
+
+static void tls_aggregator_touch(void)
+{
+	if (tls_aggregator)
+		return;
+	tls_aggregator = true;
+	__cxa_thread_atexit_impl(tls_aggregator_destructor, NULL, &__dso_handle);
+}
+
 static void ensure_init(void)
 {
 	pthread_once(&g_once, global_init);
+	if (!tls_aggregator && release >= 503)
+		tls_aggregator_touch();
 }
 
 /* fork(): the runtime's locks are held across it, so that a child never
@@ -690,7 +721,10 @@ static struct stream *per_thread_stream_locked(void)
 			return NULL;
 		s->per_thread = true;
 		tls_per_thread = s;
-		__cxa_thread_atexit_impl(pts_destructor, s, &__dso_handle);
+		if (release < 503)
+			__cxa_thread_atexit_impl(pts_destructor, s, &__dso_handle);
+		else
+			tls_aggregator_touch();
 	}
 	return tls_per_thread;
 }

@@ -243,10 +243,11 @@ static void case_capture_come_go(void)
 	HIPCHECK(hipStreamCreate(&st));
 	arm();
 	HIPCHECK(signal1(a.s, 0, st));
-	HIPCHECK(hipStreamSynchronize(st));
 	CHECK(so_wait(drm, a.h, 0, 2000) == 0,
 	      "the signal was lost: recorded into another thread's capture that ended");
-	/* The other thread's capture ran once the signal was enqueued. */
+	/* The other thread's capture comes and goes once the signal was
+	 * enqueued (the stream cannot be synchronized while it is live). */
+	sleep_ms(100);
 	for (int i = 0; i < 200; i++) {
 		HIPCHECK(hipStreamIsCapturing(st, &status));
 		if (status == HX_CAPTURE_STATUS_NONE)
@@ -254,6 +255,7 @@ static void case_capture_come_go(void)
 		sleep_ms(10);
 	}
 	CHECK(status == HX_CAPTURE_STATUS_NONE, "the other thread's capture never ended");
+	HIPCHECK(hipStreamSynchronize(st));
 	CHECK(drmSyncobjReset(drm, &a.h, 1) == 0, "reset");
 	HIPCHECK(signal1(a.s, 0, st));
 	HIPCHECK(hipStreamSynchronize(st));

@@ -94,13 +94,7 @@ static void dead_stream(void)
 	uint32_t h;
 	hipExternalSemaphore_t s = sem_import_new(drm, &h, true);
 	hipStream_t dead, bogus = (hipStream_t)(uintptr_t)0xdeadbeef0;
-	unsigned int flags;
 
-	/* The shim resolves the main thread's per-thread stream at its first
-	 * wait or signal (docs/streams.md: exit): made now, it cannot take
-	 * the destroyed stream's memory, which would make `dead` a live
-	 * handle again. */
-	HIPCHECK(hipStreamGetFlags(hipStreamPerThread, &flags));
 	HIPCHECK(hipStreamCreate(&dead));
 	HIPCHECK(hipStreamDestroy(dead));
 	EXPECT_ERR(signal1(s, 1, dead), hipErrorInvalidValue);
