@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
 
 #include "abi_rule.h"
 #include "log.h"
@@ -327,28 +329,129 @@ void hx_runtime_capture_restore(int mode)
 
 /* ---- the capture guard (runtime.h) ------------------------------------- */
 
-/* Writers first: a capture's begin waits for the calls in flight, never
- * for an endless stream of new ones.  Readers never nest (tls_guard). */
-static pthread_rwlock_t capture_guard;
-static pthread_once_t capture_guard_once = PTHREAD_ONCE_INIT;
-static __thread bool tls_guard;
+/*
+ * An asymmetric reader-writer guard: the signal and wait paths (readers)
+ * pay two plain stores and a load on a slot of their own thread, no atomic
+ * read-modify-write and no shared cache line; a capture's begin or end
+ * (writers, rare) pays a process-wide barrier and a scan of the slots.
+ *
+ * Reader: sets its slot's `active`, then reads `writer`; if a writer is
+ * there it clears `active`, waits for the writer's mutex and tries again.
+ * Writer: takes the mutex, sets `writer`, then waits until no slot is
+ * active.  Each side's store must be seen before its load (Dekker): the
+ * writer's membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) makes every
+ * running thread of the process pass a full barrier, which stands for the
+ * readers' own fence (a compiler barrier then suffices there); where the
+ * kernel has no such command (before 4.14) or under ThreadSanitizer, which
+ * does not know it, readers use a full fence.  The reader's release store
+ * of `active = 0` publishes what it enqueued to the writer that sees it.
+ *
+ * Slots are made at a thread's first guarded call, never freed: a thread
+ * that ends gives its slot up (a pthread key) for the next thread to take.
+ */
+struct guard_slot {
+	atomic_int active;
+	atomic_bool taken;
+	struct guard_slot *next; /* immutable once published */
+};
 
-static void capture_guard_init(void)
+static _Atomic(struct guard_slot *) guard_slots;
+static atomic_bool guard_writer;
+static pthread_mutex_t guard_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t guard_once = PTHREAD_ONCE_INIT;
+static pthread_key_t guard_key;
+static bool guard_key_ok;
+static bool guard_membarrier; /* written once under guard_once */
+static __thread struct guard_slot *tls_slot __attribute__((tls_model("initial-exec")));
+static __thread bool tls_guard __attribute__((tls_model("initial-exec")));
+
+#ifndef MEMBARRIER_CMD_PRIVATE_EXPEDITED
+#define MEMBARRIER_CMD_PRIVATE_EXPEDITED (1 << 3)
+#define MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED (1 << 4)
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define HX_GUARD_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define HX_GUARD_TSAN 1
+#endif
+#endif
+
+static void guard_slot_release(void *p)
 {
-	pthread_rwlockattr_t a;
+	struct guard_slot *slot = p;
 
-	pthread_rwlockattr_init(&a);
-	pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-	pthread_rwlock_init(&capture_guard, &a);
-	pthread_rwlockattr_destroy(&a);
+	atomic_store_explicit(&slot->active, 0, memory_order_release);
+	atomic_store_explicit(&slot->taken, false, memory_order_release);
+}
+
+static void guard_init(void)
+{
+#ifndef HX_GUARD_TSAN
+	guard_membarrier = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0,
+				   0) == 0;
+#endif
+	guard_key_ok = pthread_key_create(&guard_key, guard_slot_release) == 0;
+}
+
+/* The calling thread's slot: a free one taken, or a new one published. */
+static struct guard_slot *guard_slot_get(void)
+{
+	struct guard_slot *slot;
+
+	pthread_once(&guard_once, guard_init);
+	for (slot = atomic_load_explicit(&guard_slots, memory_order_acquire); slot;
+	     slot = slot->next) {
+		bool free_ = false;
+
+		if (atomic_compare_exchange_strong(&slot->taken, &free_, true))
+			break;
+	}
+	if (!slot) {
+		slot = calloc(1, sizeof(*slot));
+		if (!slot)
+			return NULL;
+		atomic_init(&slot->taken, true);
+		slot->next = atomic_load_explicit(&guard_slots, memory_order_relaxed);
+		while (!atomic_compare_exchange_weak_explicit(&guard_slots, &slot->next, slot,
+							      memory_order_release,
+							      memory_order_relaxed))
+			;
+	}
+	/* Without the key the slot stays taken when the thread ends. */
+	if (guard_key_ok)
+		pthread_setspecific(guard_key, slot);
+	tls_slot = slot;
+	return slot;
 }
 
 void hx_capture_guard_enter(void)
 {
+	struct guard_slot *slot = tls_slot;
+
 	if (tls_guard)
 		return;
-	pthread_once(&capture_guard_once, capture_guard_init);
-	pthread_rwlock_rdlock(&capture_guard);
+	if (__builtin_expect(!slot, 0)) {
+		slot = guard_slot_get();
+		if (!slot) {
+			/* Out of memory: the writers' mutex stands in. */
+			pthread_mutex_lock(&guard_mutex);
+			pthread_mutex_unlock(&guard_mutex);
+			return;
+		}
+	}
+	for (;;) {
+		atomic_store_explicit(&slot->active, 1, memory_order_relaxed);
+		if (guard_membarrier)
+			atomic_signal_fence(memory_order_seq_cst);
+		else
+			atomic_thread_fence(memory_order_seq_cst);
+		if (!atomic_load_explicit(&guard_writer, memory_order_acquire))
+			break;
+		atomic_store_explicit(&slot->active, 0, memory_order_release);
+		pthread_mutex_lock(&guard_mutex);
+		pthread_mutex_unlock(&guard_mutex);
+	}
 	tls_guard = true;
 }
 
@@ -357,21 +460,34 @@ void hx_capture_guard_leave(void)
 	if (!tls_guard)
 		return;
 	tls_guard = false;
-	pthread_rwlock_unlock(&capture_guard);
+	atomic_store_explicit(&tls_slot->active, 0, memory_order_release);
 }
 
 bool hx_capture_guard_lock(void)
 {
 	if (tls_guard)
 		return false;
-	pthread_once(&capture_guard_once, capture_guard_init);
-	pthread_rwlock_wrlock(&capture_guard);
+	pthread_once(&guard_once, guard_init);
+	pthread_mutex_lock(&guard_mutex);
+	atomic_store_explicit(&guard_writer, true, memory_order_seq_cst);
+	if (guard_membarrier)
+		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+	else
+		atomic_thread_fence(memory_order_seq_cst);
+	for (struct guard_slot *slot = atomic_load_explicit(&guard_slots, memory_order_acquire);
+	     slot; slot = slot->next) {
+		/* A call in flight: it enqueues and leaves (a call blocked in
+		 * the runtime, by full rings say, holds the writer here). */
+		while (atomic_load_explicit(&slot->active, memory_order_acquire))
+			usleep(50);
+	}
 	return true;
 }
 
 void hx_capture_guard_unlock(void)
 {
-	pthread_rwlock_unlock(&capture_guard);
+	atomic_store_explicit(&guard_writer, false, memory_order_release);
+	pthread_mutex_unlock(&guard_mutex);
 }
 
 hipError_t hx_runtime_stream_query(hipStream_t stream)

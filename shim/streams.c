@@ -209,7 +209,7 @@ extern void *__dso_handle;
 
 /* 0: not looked at yet; 1: the main thread, hook registered; 2: another
  * thread, or the registration failed (never tried again). */
-static __thread unsigned char exit_hook_state;
+static __thread unsigned char exit_hook_state __attribute__((tls_model("initial-exec")));
 
 /*
  * A thread_local-style destructor registered after the runtime's, so glibc
