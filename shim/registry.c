@@ -245,6 +245,14 @@ hipError_t hx_reg_map_enqueue_error(hipError_t err, const char *prim, hipStream_
 	return err;
 }
 
+void hx_reg_note_binary_value(const char *what, hipExternalSemaphore_t h,
+			      unsigned long long value)
+{
+	hx_warn_once("%s: binary semaphore %p given fence.value %llu: ignored, as in CUDA (a "
+		     "binary semaphore has no value; a Vulkan timeline is imported as "
+		     "TimelineSemaphoreFd, 9); logged once", what, h, value);
+}
+
 /* What the fd names, for a log line: " (pipe:[1234])" and the like, or
  * nothing when /proc cannot say. */
 static const char *describe_fd(int fd, char *buf, size_t n)

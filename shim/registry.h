@@ -326,4 +326,17 @@ hipError_t hx_reg_validate_args(const char *what, const hipExternalSemaphore_t *
 /* The runtime refused to enqueue `prim` on `stream`: the stock answer. */
 hipError_t hx_reg_map_enqueue_error(hipError_t err, const char *prim, hipStream_t stream);
 
+/* A binary semaphore's fence.value is ignored, as in CUDA; a nonzero one
+ * is logged, once per process (it may be a timeline imported as
+ * OpaqueFd before it had a point: docs/semantics.md).  Signal and wait
+ * call it for each binary semaphore. */
+void hx_reg_note_binary_value(const char *what, hipExternalSemaphore_t h,
+			      unsigned long long value);
+HX_INLINE void hx_reg_binary_value(const char *what, hipExternalSemaphore_t h,
+				   unsigned long long value)
+{
+	if (__builtin_expect(value != 0, 0))
+		hx_reg_note_binary_value(what, h, value);
+}
+
 #endif

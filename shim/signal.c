@@ -190,6 +190,7 @@ hipError_t hx_op_signal(const hipExternalSemaphore_t *hs, const void *params, un
 		if (!e->sem->w.timeline) {
 			if (binary < 0)
 				binary = (int)i;
+			hx_reg_binary_value(what, hs[i], e->value);
 		} else if (e->value == 0 && bad_value < 0) {
 			bad_value = (int)i;
 		}

@@ -501,7 +501,11 @@ static hipError_t op_wait(const hipExternalSemaphore_t *hs, const void *params, 
 		e->op = op;
 		e->done = false;
 		e->w.obj = &e->sem->w;
-		e->w.value = e->sem->w.timeline ? hx_param_value(p, i) : 0;
+		e->w.value = hx_param_value(p, i);
+		if (!e->sem->w.timeline) {
+			hx_reg_binary_value(what, hs[i], e->w.value);
+			e->w.value = 0;
+		}
 		e->w.next = i + 1 < n ? &op->entries[i + 1].w : NULL;
 	}
 	op->count = n;
