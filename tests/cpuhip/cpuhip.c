@@ -2264,12 +2264,38 @@ CPUHIP_EXPORT hipError_t hipImportExternalSemaphore(hipExternalSemaphore_t *out,
  * them, rocm-6.4.3 and the 7.x tree): on a capturing stream they succeed
  * and leave the graph alone.
  */
-static hipError_t ext_sem_check(const hipExternalSemaphore_t *arr, const void *params,
-				size_t stride, size_t flags_off, unsigned int n, hipStream_t h)
+/*
+ * The development tree (rocm-systems projects/clr after PRs #6021 and #6632,
+ * as AMD's TheRock builds pin it at d134b7823f61) imports through ROCr
+ * (hsa_amd_external_semaphore_handle_open), reads every handle given to
+ * signal, wait, destroy and the external-semaphore graph nodes as the HSA
+ * handle its import made, and deletes it in hipDestroyExternalSemaphore: a
+ * handle it did not make crashes it.  Its import still never makes one on
+ * Linux (libhsakmt's extsem.c answers not supported: 801), so under that
+ * profile every non-NULL handle reaching these calls is foreign, and
+ * cpuhip stops the process where the tree would crash.
+ */
+void cpuhip_foreign_sems(const char *what, const hipExternalSemaphore_t *arr, unsigned int n)
+{
+	if (!arr || cpuhip_release() != RELEASE_DEV)
+		return;
+	for (unsigned int i = 0; i < n; i++)
+		if (arr[i]) {
+			fprintf(stderr, "cpuhip: %s was handed external semaphore %p, which this "
+				"runtime did not make: the development tree reads it as its own "
+				"HSA handle and crashes; aborting\n", what, (void *)arr[i]);
+			abort();
+		}
+}
+
+static hipError_t ext_sem_check(const char *what, const hipExternalSemaphore_t *arr,
+				const void *params, size_t stride, size_t flags_off,
+				unsigned int n, hipStream_t h)
 {
 	ensure_init();
 	if (!arr || !params)
 		return hipErrorInvalidValue;
+	cpuhip_foreign_sems(what, arr, n);
 	pthread_mutex_lock(&g.lock);
 	struct stream *s = lookup_stream_locked(h);
 	pthread_mutex_unlock(&g.lock);
@@ -2290,20 +2316,21 @@ CPUHIP_EXPORT hipError_t hipSignalExternalSemaphoresAsync(
 	const hipExternalSemaphore_t *arr, const hipExternalSemaphoreSignalParams *params,
 	unsigned int n, hipStream_t h)
 {
-	return ret(ext_sem_check(arr, params, sizeof(sem_signal_t), offsetof(sem_signal_t, flags),
-				 n, h));
+	return ret(ext_sem_check("hipSignalExternalSemaphoresAsync", arr, params,
+				 sizeof(sem_signal_t), offsetof(sem_signal_t, flags), n, h));
 }
 
 CPUHIP_EXPORT hipError_t hipWaitExternalSemaphoresAsync(const hipExternalSemaphore_t *arr,
 							const hipExternalSemaphoreWaitParams *params,
 							unsigned int n, hipStream_t h)
 {
-	return ret(ext_sem_check(arr, params, sizeof(sem_wait_t), offsetof(sem_wait_t, flags), n,
-				 h));
+	return ret(ext_sem_check("hipWaitExternalSemaphoresAsync", arr, params,
+				 sizeof(sem_wait_t), offsetof(sem_wait_t, flags), n, h));
 }
 
 CPUHIP_EXPORT hipError_t hipDestroyExternalSemaphore(hipExternalSemaphore_t sem)
 {
+	cpuhip_foreign_sems("hipDestroyExternalSemaphore", &sem, 1);
 	return ret(sem ? hipSuccess : hipErrorInvalidValue);
 }
 

@@ -116,6 +116,8 @@ hipError_t copy_es(struct hx_ext_sem_node_params *dst, const struct hx_ext_sem_n
 	for (unsigned i = 0; i < n; i++)
 		if (!src->extSemArray[i])
 			return hipErrorInvalidValue;
+	cpuhip_foreign_sems(wait ? "an external-semaphore wait node" : "an external-semaphore signal node",
+			    src->extSemArray, n);
 	dst->numExtSems = n;
 	dst->extSemArray = calloc(n ? n : 1, sizeof(*dst->extSemArray));
 	dst->paramsArray = calloc(n ? n : 1, stride);

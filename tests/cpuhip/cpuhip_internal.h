@@ -39,6 +39,9 @@ hipError_t cpuhip_set_last_error(hipError_t e);
 /* The ROCm release whose answers this instance plays, as major * 100 +
  * minor (CPUHIP_ROCM; 502 for abi5, 603 for abi6 by default). */
 int cpuhip_release(void);
+/* The development tree crashes on a semaphore handle it did not make:
+ * under that profile, aborts if `arr` holds any (cpuhip.c). */
+void cpuhip_foreign_sems(const char *what, const hipExternalSemaphore_t *arr, unsigned int n);
 /* A stream being destroyed: drop its capture (cpuhip_capture.c). */
 void cpuhip_capture_forget(hipStream_t h);
 /* Capture hooks for cpuhip.c (cpuhip_capture.c).  The
