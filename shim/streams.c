@@ -293,9 +293,8 @@ hipError_t hx_stream_wait_join(const char *what, hipStream_t stream, hipStream_t
 		if (err == hipSuccess)
 			err = hx_rt.StreamWaitEvent(stream, h->event, 0);
 		if (err != hipSuccess)
-			hx_err("%s: cannot order hipStreamPerThread after its wait (error %d); the wait "
-			       "stays pending on the shim's stream %p", what, (int)err,
-			       (void *)target);
+			hx_err("%s: cannot order hipStreamPerThread after its wait, queued on the "
+			       "shim's stream %p (error %d)", what, (void *)target, (int)err);
 	}
 	return err;
 }

@@ -184,7 +184,7 @@ static void at_exit(void)
 	hx_reg.exiting = true;
 	for (struct hx_wait_op *op = hx_reg.ops; op; op = op->all_next) {
 		/* A thread blocked in a host-side wait holds no stream. */
-		if (op->host)
+		if (!op->slot)
 			continue;
 		release_slot(op->slot, op->gen);
 		n++;
@@ -210,7 +210,7 @@ static void op_release(struct hx_wait_op *op)
 
 	pthread_mutex_lock(&hx_reg.lock);
 	op_unlink_locked(op);
-	if (!hb) {
+	if (op->slot) {
 		/* After exit's release (hx_reg.exiting) every slot was written
 		 * already, and the runtime's teardown, which runs next, may
 		 * free the slots' memory: the waiter writes no more. */
@@ -362,6 +362,7 @@ static hipError_t host_wait(struct hx_wait_op *op, hipStream_t stream)
 	pthread_mutex_init(&hb.lock, NULL);
 	pthread_cond_init(&hb.cond, NULL);
 	op->host = &hb;
+	op->slot = NULL;
 	op->stream = stream;
 	op->enqueued_ns = hx_trace_on ? hx_now_ns() : 0;
 	atomic_init(&op->remaining, op->count + 1); /* +1 until every entry is queued */
@@ -566,7 +567,33 @@ static hipError_t op_wait(const hipExternalSemaphore_t *hs, const void *params, 
 
 	/* From here on the stream is held: every path must end in a release. */
 	hx_op_exit_release_setup(what);
-	err = hx_stream_wait_join(what, stream, target);
+	if (hx_stream_wait_join(what, stream, target) != hipSuccess) {
+		/* 5.2's per-thread stream could not be ordered after the wait
+		 * queued on the shim's stream for it, which will still take the
+		 * semaphores' signals: the calling thread waits for them instead,
+		 * so that what it queues next runs after them, and the call
+		 * succeeds, as the wait it asked for is kept. */
+		struct hx_host_block hb = { .done = false };
+
+		hx_warn("%s: the calling thread waits for the semaphores instead", what);
+		pthread_mutex_init(&hb.lock, NULL);
+		pthread_cond_init(&hb.cond, NULL);
+		op->host = &hb;
+		hx_capture_guard_leave();
+		if (kick)
+			hx_waiter_kick();
+		hx_waiter_submit(&op->entries[0].w);
+		if (atomic_fetch_sub_explicit(&op->remaining, 1, memory_order_acq_rel) == 1)
+			op_release(op);
+		pthread_mutex_lock(&hb.lock);
+		while (!hb.done)
+			pthread_cond_wait(&hb.cond, &hb.lock);
+		pthread_mutex_unlock(&hb.lock);
+		pthread_cond_destroy(&hb.cond);
+		pthread_mutex_destroy(&hb.lock);
+		hx_reg_op_free(HX_OP_WAIT, op);
+		return hipSuccess;
+	}
 	if (kick)
 		hx_waiter_kick();
 	hx_dbg("%s: %u semaphore(s) on stream %p, slot %u gen %llu", what, n, (void *)stream,
@@ -575,7 +602,7 @@ static hipError_t op_wait(const hipExternalSemaphore_t *hs, const void *params, 
 	/* Drop the guard; the op may be gone after this. */
 	if (atomic_fetch_sub_explicit(&op->remaining, 1, memory_order_acq_rel) == 1)
 		op_release(op);
-	return err;
+	return hipSuccess;
 
 unref:
 	for (unsigned i = 0; i < n; i++)
