@@ -1237,6 +1237,7 @@ static void sync_all_locked(void)
 
 CPUHIP_EXPORT hipError_t hipDeviceSynchronize(void)
 {
+	CPUHIP_BOUNDARY("hipDeviceSynchronize", NULL);
 	ensure_init();
 	pthread_mutex_lock(&g.lock);
 	sync_all_locked();
@@ -1267,17 +1268,20 @@ static hipError_t create_stream(hipStream_t *out, unsigned int flags, int priori
 
 CPUHIP_EXPORT hipError_t hipStreamCreate(hipStream_t *out)
 {
+	CPUHIP_BOUNDARY("hipStreamCreate", NULL);
 	return ret(create_stream(out, hipStreamDefault, 0));
 }
 
 CPUHIP_EXPORT hipError_t hipStreamCreateWithFlags(hipStream_t *out, unsigned int flags)
 {
+	CPUHIP_BOUNDARY("hipStreamCreateWithFlags", NULL);
 	return ret(create_stream(out, flags, 0));
 }
 
 CPUHIP_EXPORT hipError_t hipStreamCreateWithPriority(hipStream_t *out, unsigned int flags,
 						     int priority)
 {
+	CPUHIP_BOUNDARY("hipStreamCreateWithPriority", NULL);
 	/* clr clamps into [High = -1, Low = 1] (hip::Stream::Priority,
 	 * hipStreamCreateWithPriority in hip_stream.cpp, 5.2 to 7.x). */
 	if (priority < -1)
@@ -1303,6 +1307,7 @@ CPUHIP_EXPORT hipError_t hipDeviceGetStreamPriorityRange(int *least, int *greate
  * capturing stream's capture ends with it. */
 CPUHIP_EXPORT hipError_t hipStreamDestroy(hipStream_t h)
 {
+	CPUHIP_BOUNDARY("hipStreamDestroy", h);
 	ensure_init();
 	if (h == NULL || h == hipStreamLegacy || h == hipStreamPerThread)
 		return ret(hipErrorInvalidHandle);
@@ -1340,6 +1345,7 @@ CPUHIP_EXPORT hipError_t hipStreamDestroy(hipStream_t h)
 
 CPUHIP_EXPORT hipError_t hipStreamSynchronize(hipStream_t h)
 {
+	CPUHIP_BOUNDARY("hipStreamSynchronize", h);
 	ensure_init();
 	/* clr hipStreamSynchronize_common: a dead stream -> 709, then
 	 * Stream::StreamCaptureOngoing (which may invalidate captures). */
@@ -1367,6 +1373,7 @@ CPUHIP_EXPORT hipError_t hipStreamSynchronize(hipStream_t h)
  * capturing stream -> hipErrorStreamCaptureUnsupported (6.x). */
 CPUHIP_EXPORT hipError_t hipStreamQuery(hipStream_t h)
 {
+	CPUHIP_BOUNDARY("hipStreamQuery", h);
 	ensure_init();
 	pthread_mutex_lock(&g.lock);
 	struct stream *s = lookup_stream_locked(h);
@@ -1397,6 +1404,7 @@ CPUHIP_EXPORT hipError_t hipStreamQuery(hipStream_t h)
  * stream has no flags to read: NULL -> hipErrorInvalidValue. */
 CPUHIP_EXPORT hipError_t hipStreamGetFlags(hipStream_t h, unsigned int *flags)
 {
+	CPUHIP_BOUNDARY("hipStreamGetFlags", h);
 	ensure_init();
 	if (!flags || h == NULL || h == hipStreamLegacy)
 		return ret(hipErrorInvalidValue);
@@ -1410,6 +1418,7 @@ CPUHIP_EXPORT hipError_t hipStreamGetFlags(hipStream_t h, unsigned int *flags)
 
 CPUHIP_EXPORT hipError_t hipStreamGetPriority(hipStream_t h, int *priority)
 {
+	CPUHIP_BOUNDARY("hipStreamGetPriority", h);
 	ensure_init();
 	if (!priority)
 		return ret(hipErrorInvalidValue);
@@ -1434,6 +1443,7 @@ CPUHIP_EXPORT hipError_t hipStreamGetPriority(hipStream_t h, int *priority)
  * no capture state. */
 CPUHIP_EXPORT hipError_t hipStreamGetDevice(hipStream_t h, hipDevice_t *device)
 {
+	CPUHIP_BOUNDARY("hipStreamGetDevice", h);
 	ensure_init();
 	if (!device)
 		return ret(hipErrorInvalidValue);
@@ -1484,9 +1494,12 @@ static void dev_callback_check(const char *call, hipStream_t h)
 CPUHIP_EXPORT hipError_t hipStreamAddCallback(hipStream_t h, hipStreamCallback_t fn, void *data,
 					      unsigned int flags)
 {
+	CPUHIP_BOUNDARY("hipStreamAddCallback", h);
 	if (!fn || flags != 0)
 		return ret(hipErrorInvalidValue);
 	dev_callback_check("hipStreamAddCallback", h);
+	if (cpuhip_take_fail_host_fn())
+		return ret(hipErrorOutOfMemory);
 	return ret(add_callback(h, CMD_CALLBACK, fn, NULL, data));
 }
 
@@ -1517,6 +1530,7 @@ static void capture_race(hipStream_t h)
 
 CPUHIP_EXPORT hipError_t hipLaunchHostFunc(hipStream_t h, hipHostFn_t fn, void *data)
 {
+	CPUHIP_BOUNDARY("hipLaunchHostFunc", h);
 	/* clr STREAM_CAPTURE: Active -> capturehipLaunchHostFunc, Invalidated
 	 * -> hipErrorStreamCaptureInvalidated from 6.2.0 (clr 19b4660cb).  5.3
 	 * to 6.1.x capture only Active streams and let an Invalidated one fall
@@ -1525,6 +1539,8 @@ CPUHIP_EXPORT hipError_t hipLaunchHostFunc(hipStream_t h, hipHostFn_t fn, void *
 	if (!fn)
 		return ret(hipErrorInvalidValue);
 	dev_callback_check("hipLaunchHostFunc", h);
+	if (cpuhip_take_fail_host_fn())
+		return ret(hipErrorOutOfMemory);
 	capture_race(h);
 	int st = cpuhip_capture_status(h);
 	if (st == 1)
@@ -1613,7 +1629,7 @@ static hipError_t check_stream_op(hipStream_t h, const void *ptr, size_t len, bo
 		return hipErrorInvalidValue;
 	if (wait && flags > hipStreamWaitValueNor)
 		return hipErrorInvalidValue;
-	if (wait && g.wait_refused)
+	if (wait && (g.wait_refused || cpuhip_take_refuse_wait()))
 		return hipErrorNotSupported;
 	return hipSuccess;
 }
@@ -1639,12 +1655,14 @@ static hipError_t wait_value(hipStream_t h, void *ptr, uint64_t value, unsigned 
 CPUHIP_EXPORT hipError_t hipStreamWaitValue32(hipStream_t h, void *ptr, uint32_t value,
 					      unsigned int flags, uint32_t mask)
 {
+	CPUHIP_BOUNDARY("hipStreamWaitValue32", h);
 	return ret(wait_value(h, ptr, value, flags, mask, false));
 }
 
 CPUHIP_EXPORT hipError_t hipStreamWaitValue64(hipStream_t h, void *ptr, uint64_t value,
 					      unsigned int flags, uint64_t mask)
 {
+	CPUHIP_BOUNDARY("hipStreamWaitValue64", h);
 	return ret(wait_value(h, ptr, value, flags, mask, true));
 }
 
@@ -1666,12 +1684,14 @@ static hipError_t write_value(hipStream_t h, void *ptr, uint64_t value, bool is6
 CPUHIP_EXPORT hipError_t hipStreamWriteValue32(hipStream_t h, void *ptr, uint32_t value,
 					       unsigned int flags)
 {
+	CPUHIP_BOUNDARY("hipStreamWriteValue32", h);
 	return ret(write_value(h, ptr, value, false));
 }
 
 CPUHIP_EXPORT hipError_t hipStreamWriteValue64(hipStream_t h, void *ptr, uint64_t value,
 					       unsigned int flags)
 {
+	CPUHIP_BOUNDARY("hipStreamWriteValue64", h);
 	return ret(write_value(h, ptr, value, true));
 }
 
@@ -1690,6 +1710,7 @@ static struct event *lookup_event_locked(hipEvent_t h)
 
 CPUHIP_EXPORT hipError_t hipEventCreateWithFlags(hipEvent_t *out, unsigned flags)
 {
+	CPUHIP_BOUNDARY("hipEventCreateWithFlags", NULL);
 	ensure_init();
 	if (!out)
 		return ret(hipErrorInvalidValue);
@@ -1725,11 +1746,13 @@ CPUHIP_EXPORT hipError_t hipEventCreateWithFlags(hipEvent_t *out, unsigned flags
 
 CPUHIP_EXPORT hipError_t hipEventCreate(hipEvent_t *out)
 {
+	CPUHIP_BOUNDARY("hipEventCreate", NULL);
 	return hipEventCreateWithFlags(out, hipEventDefault);
 }
 
 CPUHIP_EXPORT hipError_t hipEventDestroy(hipEvent_t h)
 {
+	CPUHIP_BOUNDARY("hipEventDestroy", NULL);
 	ensure_init();
 	if (!h)
 		return ret(hipErrorInvalidHandle);
@@ -1764,6 +1787,7 @@ CPUHIP_EXPORT hipError_t hipEventDestroy(hipEvent_t h)
 
 CPUHIP_EXPORT hipError_t hipEventRecord(hipEvent_t h, hipStream_t sh)
 {
+	CPUHIP_BOUNDARY("hipEventRecord", sh);
 	ensure_init();
 	pthread_mutex_lock(&g.lock);
 	struct event *e = lookup_event_locked(h);
@@ -1811,6 +1835,7 @@ CPUHIP_EXPORT hipError_t hipEventRecord(hipEvent_t h, hipStream_t sh)
 
 CPUHIP_EXPORT hipError_t hipEventQuery(hipEvent_t h)
 {
+	CPUHIP_BOUNDARY("hipEventQuery", NULL);
 	ensure_init();
 	pthread_mutex_lock(&g.lock);
 	struct event *e = lookup_event_locked(h);
@@ -1822,6 +1847,7 @@ CPUHIP_EXPORT hipError_t hipEventQuery(hipEvent_t h)
 
 CPUHIP_EXPORT hipError_t hipEventSynchronize(hipEvent_t h)
 {
+	CPUHIP_BOUNDARY("hipEventSynchronize", NULL);
 	ensure_init();
 	pthread_mutex_lock(&g.lock);
 	struct event *e = lookup_event_locked(h);
@@ -1854,6 +1880,7 @@ CPUHIP_EXPORT hipError_t hipEventSynchronize(hipEvent_t h)
 
 CPUHIP_EXPORT hipError_t hipEventElapsedTime(float *ms, hipEvent_t a, hipEvent_t b)
 {
+	CPUHIP_BOUNDARY("hipEventElapsedTime", NULL);
 	ensure_init();
 	if (!ms)
 		return ret(hipErrorInvalidValue);
@@ -1902,6 +1929,7 @@ static hipError_t wait_event_check_locked(struct stream *s, struct event *e, uns
 
 CPUHIP_EXPORT hipError_t hipStreamWaitEvent(hipStream_t sh, hipEvent_t h, unsigned int flags)
 {
+	CPUHIP_BOUNDARY("hipStreamWaitEvent", sh);
 	ensure_init();
 	pthread_mutex_lock(&g.lock);
 	struct event *e = lookup_event_locked(h);
@@ -1945,6 +1973,7 @@ CPUHIP_EXPORT hipError_t hipStreamWaitEvent(hipStream_t sh, hipEvent_t h, unsign
  * cpuhip_capture.c); hipExtMallocWithFlags does not. */
 CPUHIP_EXPORT hipError_t hipHostMalloc(void **ptr, size_t size, unsigned int flags)
 {
+	CPUHIP_BOUNDARY("hipHostMalloc", NULL);
 	ensure_init();
 	if (cpuhip_capture_check_supported())
 		return ret(hipErrorStreamCaptureUnsupported);
@@ -1965,6 +1994,7 @@ CPUHIP_EXPORT hipError_t hipHostMalloc(void **ptr, size_t size, unsigned int fla
  * takes exactly 8 bytes; unknown flags are hipErrorInvalidValue. */
 CPUHIP_EXPORT hipError_t hipExtMallocWithFlags(void **ptr, size_t size, unsigned int flags)
 {
+	CPUHIP_BOUNDARY("hipExtMallocWithFlags", NULL);
 	ensure_init();
 	if (!ptr)
 		return ret(hipErrorInvalidValue);
@@ -1982,6 +2012,7 @@ CPUHIP_EXPORT hipError_t hipExtMallocWithFlags(void **ptr, size_t size, unsigned
 
 CPUHIP_EXPORT hipError_t hipMalloc(void **ptr, size_t size)
 {
+	CPUHIP_BOUNDARY("hipMalloc", NULL);
 	ensure_init();
 	if (cpuhip_capture_check_supported())
 		return ret(hipErrorStreamCaptureUnsupported);
@@ -2009,6 +2040,7 @@ static hipError_t free_common(void *p)
 
 CPUHIP_EXPORT hipError_t hipFree(void *p)
 {
+	CPUHIP_BOUNDARY("hipFree", NULL);
 	if (cpuhip_capture_check_supported())
 		return ret(hipErrorStreamCaptureUnsupported);
 	return ret(free_common(p));
@@ -2016,6 +2048,7 @@ CPUHIP_EXPORT hipError_t hipFree(void *p)
 
 CPUHIP_EXPORT hipError_t hipHostFree(void *p)
 {
+	CPUHIP_BOUNDARY("hipHostFree", NULL);
 	if (cpuhip_capture_check_supported())
 		return ret(hipErrorStreamCaptureUnsupported);
 	return ret(free_common(p));
@@ -2042,6 +2075,7 @@ static hipError_t memcpy_async(void *dst, const void *src, size_t n, hipMemcpyKi
 CPUHIP_EXPORT hipError_t hipMemcpyAsync(void *dst, const void *src, size_t n, hipMemcpyKind kind,
 					hipStream_t h)
 {
+	CPUHIP_BOUNDARY("hipMemcpyAsync", h);
 	return ret(memcpy_async(dst, src, n, kind, h));
 }
 
@@ -2056,6 +2090,7 @@ static hipError_t sync_null(void)
 
 CPUHIP_EXPORT hipError_t hipMemcpy(void *dst, const void *src, size_t n, hipMemcpyKind kind)
 {
+	CPUHIP_BOUNDARY("hipMemcpy", NULL);
 	ensure_init();
 	/* Synchronous: queued on the legacy null stream (so ordered after
 	 * prior work of blocking streams) and waited for. */
@@ -2082,11 +2117,13 @@ static hipError_t memset_async(void *dst, int value, size_t n, hipStream_t h)
 
 CPUHIP_EXPORT hipError_t hipMemsetAsync(void *dst, int value, size_t n, hipStream_t h)
 {
+	CPUHIP_BOUNDARY("hipMemsetAsync", h);
 	return ret(memset_async(dst, value, n, h));
 }
 
 CPUHIP_EXPORT hipError_t hipMemset(void *dst, int value, size_t n)
 {
+	CPUHIP_BOUNDARY("hipMemset", NULL);
 	ensure_init();
 	hipError_t e = memset_async(dst, value, n, NULL);
 	if (e == hipSuccess)
@@ -2110,6 +2147,7 @@ typedef struct hx_sem_wait_params_v6 sem_wait_t;
 CPUHIP_EXPORT hipError_t hipImportExternalSemaphore(hipExternalSemaphore_t *out,
 						    const hipExternalSemaphoreHandleDesc *desc)
 {
+	CPUHIP_BOUNDARY("hipImportExternalSemaphore", NULL);
 	ensure_init();
 	if (!out || !desc)
 		return ret(hipErrorInvalidValue);
@@ -2164,6 +2202,7 @@ CPUHIP_EXPORT hipError_t hipSignalExternalSemaphoresAsync(
 	const hipExternalSemaphore_t *arr, const hipExternalSemaphoreSignalParams *params,
 	unsigned int n, hipStream_t h)
 {
+	CPUHIP_BOUNDARY("hipSignalExternalSemaphoresAsync", h);
 	return ret(ext_sem_check(arr, params, sizeof(sem_signal_t), offsetof(sem_signal_t, flags),
 				 n, h));
 }
@@ -2172,12 +2211,14 @@ CPUHIP_EXPORT hipError_t hipWaitExternalSemaphoresAsync(const hipExternalSemapho
 							const hipExternalSemaphoreWaitParams *params,
 							unsigned int n, hipStream_t h)
 {
+	CPUHIP_BOUNDARY("hipWaitExternalSemaphoresAsync", h);
 	return ret(ext_sem_check(arr, params, sizeof(sem_wait_t), offsetof(sem_wait_t, flags), n,
 				 h));
 }
 
 CPUHIP_EXPORT hipError_t hipDestroyExternalSemaphore(hipExternalSemaphore_t sem)
 {
+	CPUHIP_BOUNDARY("hipDestroyExternalSemaphore", NULL);
 	return ret(sem ? hipSuccess : hipErrorInvalidValue);
 }
 
