@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * One case of the interleaving matrix (tests/interleave/README.md): one
+ * One case of the interleaving matrix (docs/testing.md): one
  * shim operation, one interference run by cpuhip at one boundary point
  * (before or after the Nth call of a runtime entry point the operation
  * makes), or one failed DRM call of the sync layer, and one oracle.
@@ -443,13 +443,13 @@ static bool refusal_allowed(void)
 }
 
 /* The rescuer: a wait the runtime fell back to host-blocking on blocks
- * the operation's thread until its signal; signaled after 3 s so that
- * the case ends (and says so). */
+ * the operation's thread until its signal; signaled after 6 s (beyond an
+ * interference's bound) so that the case ends (and says so). */
 static atomic_bool op_returned, rescued;
 static void *rescuer(void *arg)
 {
 	(void)arg;
-	for (int i = 0; i < 3000 && !atomic_load(&op_returned); i++)
+	for (int i = 0; i < 6000 && !atomic_load(&op_returned); i++)
 		sleep_ms(1);
 	if (!atomic_load(&op_returned)) {
 		atomic_store(&rescued, true);
@@ -910,10 +910,26 @@ static void op_graph(void)
 	}
 	if (strcmp(op, "launch") == 0) {
 		uint64_t before = __atomic_load_n(&counter, __ATOMIC_ACQUIRE);
+		pthread_t r;
+		atomic_store(&op_returned, false);
+		atomic_store(&rescued, false);
+		CHECK(pthread_create(&r, NULL, rescuer, NULL) == 0, "pthread_create");
 		arm();
 		e = atomic_load(&c.exec_gone) ? hipErrorInvalidValue : hipGraphLaunch(c.exec, ls);
 		disarm();
-		if (e != hipSuccess) {
+		atomic_store(&op_returned, true);
+		pthread_join(r, NULL);
+		if (atomic_load(&rescued)) {
+			/* The launch's waits fell back to blocking its caller. */
+			printf("the launch blocked its caller until the signal (host-blocking)\n");
+			CHECK(interf_is("refuse-wait") || fault_kind >= 0,
+			      "the launch blocked its caller until its signal (no refusal was "
+			      "injected)");
+			so_reset(c.h);
+			(void)so_within(c.h2, 10000);
+			so_reset(c.h2);
+			stream_sync_if_live(ls);
+		} else if (e != hipSuccess) {
 			refused("the launch", e);
 		} else {
 			sleep_ms(100);
