@@ -958,6 +958,15 @@ static void op_graph(void)
 			so_reset(c.h);
 		}
 	}
+	/* Another thread's capture of the launch's stream: ended, its
+	 * graph discarded (what it holds depends on when it began). */
+	if (own.live || own.ended) {
+		hipGraphExec_t x = end_capture_exec();
+		if (x)
+			HIPCHECK(hipGraphExecDestroy(x));
+		so_reset(c.h);
+		so_reset(c.h2);
+	}
 	if (strcmp(op, "exec-destroy") == 0) {
 		uint64_t before = __atomic_load_n(&counter, __ATOMIC_ACQUIRE);
 		HIPCHECK(hipGraphLaunch(c.exec, ls));
