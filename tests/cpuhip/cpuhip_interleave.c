@@ -340,6 +340,8 @@ static void builtin_action(const char *a, hipStream_t s)
 	} else if (strcmp(a, "capture-end") == 0) {
 		void *g = NULL;
 		report(a, ((end_fn)sym("hipStreamEndCapture"))(s, &g));
+		if (g)
+			((hipError_t(*)(void *))sym("hipGraphDestroy"))(g);
 	} else if (strcmp(a, "capture-invalidate") == 0) {
 		/* clr Stream::StreamCaptureOngoing: a query of a capturing
 		 * stream invalidates its capture. */
