@@ -700,7 +700,14 @@ static void op_wait(void)
 			hipStream_t ls;
 			__atomic_store_n(f, 0, __ATOMIC_RELAXED);
 			HIPCHECK(hipStreamCreate(&ls));
-			HIPCHECK(hipGraphLaunch(x, ls));
+			hipError_t le = hipGraphLaunch(x, ls);
+			if (le != hipSuccess && atomic_load(&c.s_gone)) {
+				/* Its semaphore destroyed: the launch may be refused. */
+				refused("the launch of a graph whose semaphore was destroyed", le);
+				HIPCHECK(hipStreamDestroy(ls));
+				break;
+			}
+			HIPCHECK(le);
 			sleep_ms(100);
 			if (e == hipSuccess && !signaled_by_interf && !gone && !atomic_load(&rescued))
 				CHECK(!load64(f), "launch %d: the captured wait passed before its "
