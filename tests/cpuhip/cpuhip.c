@@ -1271,6 +1271,7 @@ static void sync_all_locked(void)
 
 CPUHIP_EXPORT hipError_t hipDeviceSynchronize(void)
 {
+	CPUHIP_BOUNDARY("hipDeviceSynchronize", NULL);
 	ensure_init();
 	pthread_mutex_lock(&g.lock);
 	sync_all_locked();
@@ -1301,17 +1302,20 @@ static hipError_t create_stream(hipStream_t *out, unsigned int flags, int priori
 
 CPUHIP_EXPORT hipError_t hipStreamCreate(hipStream_t *out)
 {
+	CPUHIP_BOUNDARY("hipStreamCreate", NULL);
 	return ret(create_stream(out, hipStreamDefault, 0));
 }
 
 CPUHIP_EXPORT hipError_t hipStreamCreateWithFlags(hipStream_t *out, unsigned int flags)
 {
+	CPUHIP_BOUNDARY("hipStreamCreateWithFlags", NULL);
 	return ret(create_stream(out, flags, 0));
 }
 
 CPUHIP_EXPORT hipError_t hipStreamCreateWithPriority(hipStream_t *out, unsigned int flags,
 						     int priority)
 {
+	CPUHIP_BOUNDARY("hipStreamCreateWithPriority", NULL);
 	/* clr clamps into [High = -1, Low = 1] (hip::Stream::Priority,
 	 * hipStreamCreateWithPriority in hip_stream.cpp, 5.2 to 7.x). */
 	if (priority < -1)
@@ -1337,6 +1341,7 @@ CPUHIP_EXPORT hipError_t hipDeviceGetStreamPriorityRange(int *least, int *greate
  * capturing stream's capture ends with it. */
 CPUHIP_EXPORT hipError_t hipStreamDestroy(hipStream_t h)
 {
+	CPUHIP_BOUNDARY("hipStreamDestroy", h);
 	ensure_init();
 	if (h == NULL || h == hipStreamLegacy || h == hipStreamPerThread)
 		return ret(hipErrorInvalidHandle);
@@ -1374,6 +1379,7 @@ CPUHIP_EXPORT hipError_t hipStreamDestroy(hipStream_t h)
 
 CPUHIP_EXPORT hipError_t hipStreamSynchronize(hipStream_t h)
 {
+	CPUHIP_BOUNDARY("hipStreamSynchronize", h);
 	ensure_init();
 	/* clr hipStreamSynchronize_common: a dead stream -> 709, then
 	 * Stream::StreamCaptureOngoing (which may invalidate captures). */
@@ -1401,6 +1407,7 @@ CPUHIP_EXPORT hipError_t hipStreamSynchronize(hipStream_t h)
  * capturing stream -> hipErrorStreamCaptureUnsupported (6.x). */
 CPUHIP_EXPORT hipError_t hipStreamQuery(hipStream_t h)
 {
+	CPUHIP_BOUNDARY("hipStreamQuery", h);
 	ensure_init();
 	pthread_mutex_lock(&g.lock);
 	struct stream *s = lookup_stream_locked(h);
@@ -1431,6 +1438,7 @@ CPUHIP_EXPORT hipError_t hipStreamQuery(hipStream_t h)
  * stream has no flags to read: NULL -> hipErrorInvalidValue. */
 CPUHIP_EXPORT hipError_t hipStreamGetFlags(hipStream_t h, unsigned int *flags)
 {
+	CPUHIP_BOUNDARY("hipStreamGetFlags", h);
 	ensure_init();
 	if (!flags || h == NULL || h == hipStreamLegacy)
 		return ret(hipErrorInvalidValue);
@@ -1444,6 +1452,7 @@ CPUHIP_EXPORT hipError_t hipStreamGetFlags(hipStream_t h, unsigned int *flags)
 
 CPUHIP_EXPORT hipError_t hipStreamGetPriority(hipStream_t h, int *priority)
 {
+	CPUHIP_BOUNDARY("hipStreamGetPriority", h);
 	ensure_init();
 	if (!priority)
 		return ret(hipErrorInvalidValue);
@@ -1468,6 +1477,7 @@ CPUHIP_EXPORT hipError_t hipStreamGetPriority(hipStream_t h, int *priority)
  * no capture state. */
 CPUHIP_EXPORT hipError_t hipStreamGetDevice(hipStream_t h, hipDevice_t *device)
 {
+	CPUHIP_BOUNDARY("hipStreamGetDevice", h);
 	ensure_init();
 	if (!device)
 		return ret(hipErrorInvalidValue);
@@ -1518,9 +1528,12 @@ static void dev_callback_check(const char *call, hipStream_t h)
 CPUHIP_EXPORT hipError_t hipStreamAddCallback(hipStream_t h, hipStreamCallback_t fn, void *data,
 					      unsigned int flags)
 {
+	CPUHIP_BOUNDARY("hipStreamAddCallback", h);
 	if (!fn || flags != 0)
 		return ret(hipErrorInvalidValue);
 	dev_callback_check("hipStreamAddCallback", h);
+	if (cpuhip_take_fail_host_fn())
+		return ret(hipErrorOutOfMemory);
 	return ret(add_callback(h, CMD_CALLBACK, fn, NULL, data));
 }
 
@@ -1632,6 +1645,7 @@ static hipError_t launch_host_func(hipStream_t h, hipHostFn_t fn, void *data);
 
 CPUHIP_EXPORT hipError_t hipLaunchHostFunc(hipStream_t h, hipHostFn_t fn, void *data)
 {
+	CPUHIP_BOUNDARY("hipLaunchHostFunc", h);
 	hipError_t e = launch_host_func(h, fn, data);
 
 	capture_race_thread_end();
@@ -1648,6 +1662,8 @@ static hipError_t launch_host_func(hipStream_t h, hipHostFn_t fn, void *data)
 	if (!fn)
 		return ret(hipErrorInvalidValue);
 	dev_callback_check("hipLaunchHostFunc", h);
+	if (cpuhip_take_fail_host_fn())
+		return ret(hipErrorOutOfMemory);
 	capture_race(h);
 	int st = cpuhip_capture_status(h);
 	if (st == 1)
@@ -1736,7 +1752,7 @@ static hipError_t check_stream_op(hipStream_t h, const void *ptr, size_t len, bo
 		return hipErrorInvalidValue;
 	if (wait && flags > hipStreamWaitValueNor)
 		return hipErrorInvalidValue;
-	if (wait && g.wait_refused)
+	if (wait && (g.wait_refused || cpuhip_take_refuse_wait()))
 		return hipErrorNotSupported;
 	return hipSuccess;
 }
@@ -1762,12 +1778,14 @@ static hipError_t wait_value(hipStream_t h, void *ptr, uint64_t value, unsigned 
 CPUHIP_EXPORT hipError_t hipStreamWaitValue32(hipStream_t h, void *ptr, uint32_t value,
 					      unsigned int flags, uint32_t mask)
 {
+	CPUHIP_BOUNDARY("hipStreamWaitValue32", h);
 	return ret(wait_value(h, ptr, value, flags, mask, false));
 }
 
 CPUHIP_EXPORT hipError_t hipStreamWaitValue64(hipStream_t h, void *ptr, uint64_t value,
 					      unsigned int flags, uint64_t mask)
 {
+	CPUHIP_BOUNDARY("hipStreamWaitValue64", h);
 #if CPUHIP_ABI == 6
 	capture_race(h); /* test-only: cpuhipTestCaptureRaceNext */
 #endif
@@ -1792,12 +1810,14 @@ static hipError_t write_value(hipStream_t h, void *ptr, uint64_t value, bool is6
 CPUHIP_EXPORT hipError_t hipStreamWriteValue32(hipStream_t h, void *ptr, uint32_t value,
 					       unsigned int flags)
 {
+	CPUHIP_BOUNDARY("hipStreamWriteValue32", h);
 	return ret(write_value(h, ptr, value, false));
 }
 
 CPUHIP_EXPORT hipError_t hipStreamWriteValue64(hipStream_t h, void *ptr, uint64_t value,
 					       unsigned int flags)
 {
+	CPUHIP_BOUNDARY("hipStreamWriteValue64", h);
 	return ret(write_value(h, ptr, value, true));
 }
 
@@ -1816,6 +1836,7 @@ static struct event *lookup_event_locked(hipEvent_t h)
 
 CPUHIP_EXPORT hipError_t hipEventCreateWithFlags(hipEvent_t *out, unsigned flags)
 {
+	CPUHIP_BOUNDARY("hipEventCreateWithFlags", NULL);
 	ensure_init();
 	if (!out)
 		return ret(hipErrorInvalidValue);
@@ -1851,11 +1872,13 @@ CPUHIP_EXPORT hipError_t hipEventCreateWithFlags(hipEvent_t *out, unsigned flags
 
 CPUHIP_EXPORT hipError_t hipEventCreate(hipEvent_t *out)
 {
+	CPUHIP_BOUNDARY("hipEventCreate", NULL);
 	return hipEventCreateWithFlags(out, hipEventDefault);
 }
 
 CPUHIP_EXPORT hipError_t hipEventDestroy(hipEvent_t h)
 {
+	CPUHIP_BOUNDARY("hipEventDestroy", NULL);
 	ensure_init();
 	if (!h)
 		return ret(hipErrorInvalidHandle);
@@ -1890,6 +1913,7 @@ CPUHIP_EXPORT hipError_t hipEventDestroy(hipEvent_t h)
 
 CPUHIP_EXPORT hipError_t hipEventRecord(hipEvent_t h, hipStream_t sh)
 {
+	CPUHIP_BOUNDARY("hipEventRecord", sh);
 	ensure_init();
 	pthread_mutex_lock(&g.lock);
 	struct event *e = lookup_event_locked(h);
@@ -1937,6 +1961,7 @@ CPUHIP_EXPORT hipError_t hipEventRecord(hipEvent_t h, hipStream_t sh)
 
 CPUHIP_EXPORT hipError_t hipEventQuery(hipEvent_t h)
 {
+	CPUHIP_BOUNDARY("hipEventQuery", NULL);
 	ensure_init();
 	pthread_mutex_lock(&g.lock);
 	struct event *e = lookup_event_locked(h);
@@ -1948,6 +1973,7 @@ CPUHIP_EXPORT hipError_t hipEventQuery(hipEvent_t h)
 
 CPUHIP_EXPORT hipError_t hipEventSynchronize(hipEvent_t h)
 {
+	CPUHIP_BOUNDARY("hipEventSynchronize", NULL);
 	ensure_init();
 	pthread_mutex_lock(&g.lock);
 	struct event *e = lookup_event_locked(h);
@@ -1980,6 +2006,7 @@ CPUHIP_EXPORT hipError_t hipEventSynchronize(hipEvent_t h)
 
 CPUHIP_EXPORT hipError_t hipEventElapsedTime(float *ms, hipEvent_t a, hipEvent_t b)
 {
+	CPUHIP_BOUNDARY("hipEventElapsedTime", NULL);
 	ensure_init();
 	if (!ms)
 		return ret(hipErrorInvalidValue);
@@ -2028,6 +2055,7 @@ static hipError_t wait_event_check_locked(struct stream *s, struct event *e, uns
 
 CPUHIP_EXPORT hipError_t hipStreamWaitEvent(hipStream_t sh, hipEvent_t h, unsigned int flags)
 {
+	CPUHIP_BOUNDARY("hipStreamWaitEvent", sh);
 	ensure_init();
 	pthread_mutex_lock(&g.lock);
 	struct event *e = lookup_event_locked(h);
@@ -2071,6 +2099,7 @@ CPUHIP_EXPORT hipError_t hipStreamWaitEvent(hipStream_t sh, hipEvent_t h, unsign
  * cpuhip_capture.c); hipExtMallocWithFlags does not. */
 CPUHIP_EXPORT hipError_t hipHostMalloc(void **ptr, size_t size, unsigned int flags)
 {
+	CPUHIP_BOUNDARY("hipHostMalloc", NULL);
 	ensure_init();
 	if (cpuhip_capture_check_supported())
 		return ret(hipErrorStreamCaptureUnsupported);
@@ -2091,6 +2120,7 @@ CPUHIP_EXPORT hipError_t hipHostMalloc(void **ptr, size_t size, unsigned int fla
  * takes exactly 8 bytes; unknown flags are hipErrorInvalidValue. */
 CPUHIP_EXPORT hipError_t hipExtMallocWithFlags(void **ptr, size_t size, unsigned int flags)
 {
+	CPUHIP_BOUNDARY("hipExtMallocWithFlags", NULL);
 	ensure_init();
 	if (!ptr)
 		return ret(hipErrorInvalidValue);
@@ -2108,6 +2138,7 @@ CPUHIP_EXPORT hipError_t hipExtMallocWithFlags(void **ptr, size_t size, unsigned
 
 CPUHIP_EXPORT hipError_t hipMalloc(void **ptr, size_t size)
 {
+	CPUHIP_BOUNDARY("hipMalloc", NULL);
 	ensure_init();
 	if (cpuhip_capture_check_supported())
 		return ret(hipErrorStreamCaptureUnsupported);
@@ -2135,6 +2166,7 @@ static hipError_t free_common(void *p)
 
 CPUHIP_EXPORT hipError_t hipFree(void *p)
 {
+	CPUHIP_BOUNDARY("hipFree", NULL);
 	if (cpuhip_capture_check_supported())
 		return ret(hipErrorStreamCaptureUnsupported);
 	return ret(free_common(p));
@@ -2142,6 +2174,7 @@ CPUHIP_EXPORT hipError_t hipFree(void *p)
 
 CPUHIP_EXPORT hipError_t hipHostFree(void *p)
 {
+	CPUHIP_BOUNDARY("hipHostFree", NULL);
 	if (cpuhip_capture_check_supported())
 		return ret(hipErrorStreamCaptureUnsupported);
 	return ret(free_common(p));
@@ -2168,6 +2201,7 @@ static hipError_t memcpy_async(void *dst, const void *src, size_t n, hipMemcpyKi
 CPUHIP_EXPORT hipError_t hipMemcpyAsync(void *dst, const void *src, size_t n, hipMemcpyKind kind,
 					hipStream_t h)
 {
+	CPUHIP_BOUNDARY("hipMemcpyAsync", h);
 	return ret(memcpy_async(dst, src, n, kind, h));
 }
 
@@ -2182,6 +2216,7 @@ static hipError_t sync_null(void)
 
 CPUHIP_EXPORT hipError_t hipMemcpy(void *dst, const void *src, size_t n, hipMemcpyKind kind)
 {
+	CPUHIP_BOUNDARY("hipMemcpy", NULL);
 	ensure_init();
 	/* Synchronous: queued on the legacy null stream (so ordered after
 	 * prior work of blocking streams) and waited for. */
@@ -2208,11 +2243,13 @@ static hipError_t memset_async(void *dst, int value, size_t n, hipStream_t h)
 
 CPUHIP_EXPORT hipError_t hipMemsetAsync(void *dst, int value, size_t n, hipStream_t h)
 {
+	CPUHIP_BOUNDARY("hipMemsetAsync", h);
 	return ret(memset_async(dst, value, n, h));
 }
 
 CPUHIP_EXPORT hipError_t hipMemset(void *dst, int value, size_t n)
 {
+	CPUHIP_BOUNDARY("hipMemset", NULL);
 	ensure_init();
 	hipError_t e = memset_async(dst, value, n, NULL);
 	if (e == hipSuccess)
@@ -2236,6 +2273,7 @@ typedef struct hx_sem_wait_params_v6 sem_wait_t;
 CPUHIP_EXPORT hipError_t hipImportExternalSemaphore(hipExternalSemaphore_t *out,
 						    const hipExternalSemaphoreHandleDesc *desc)
 {
+	CPUHIP_BOUNDARY("hipImportExternalSemaphore", NULL);
 	ensure_init();
 	if (!out || !desc)
 		return ret(hipErrorInvalidValue);
@@ -2316,6 +2354,7 @@ CPUHIP_EXPORT hipError_t hipSignalExternalSemaphoresAsync(
 	const hipExternalSemaphore_t *arr, const hipExternalSemaphoreSignalParams *params,
 	unsigned int n, hipStream_t h)
 {
+	CPUHIP_BOUNDARY("hipSignalExternalSemaphoresAsync", h);
 	return ret(ext_sem_check("hipSignalExternalSemaphoresAsync", arr, params,
 				 sizeof(sem_signal_t), offsetof(sem_signal_t, flags), n, h));
 }
@@ -2324,12 +2363,14 @@ CPUHIP_EXPORT hipError_t hipWaitExternalSemaphoresAsync(const hipExternalSemapho
 							const hipExternalSemaphoreWaitParams *params,
 							unsigned int n, hipStream_t h)
 {
+	CPUHIP_BOUNDARY("hipWaitExternalSemaphoresAsync", h);
 	return ret(ext_sem_check("hipWaitExternalSemaphoresAsync", arr, params,
 				 sizeof(sem_wait_t), offsetof(sem_wait_t, flags), n, h));
 }
 
 CPUHIP_EXPORT hipError_t hipDestroyExternalSemaphore(hipExternalSemaphore_t sem)
 {
+	CPUHIP_BOUNDARY("hipDestroyExternalSemaphore", NULL);
 	cpuhip_foreign_sems("hipDestroyExternalSemaphore", &sem, 1);
 	return ret(sem ? hipSuccess : hipErrorInvalidValue);
 }

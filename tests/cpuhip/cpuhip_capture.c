@@ -244,6 +244,7 @@ bool cpuhip_capture_ongoing(hipStream_t h)
 
 CPUHIP_EXPORT hipError_t hipThreadExchangeStreamCaptureMode(int *mode)
 {
+	CPUHIP_BOUNDARY("hipThreadExchangeStreamCaptureMode", NULL);
 	int old;
 
 	if (!mode || *mode < HX_CAPTURE_MODE_GLOBAL || *mode > HX_CAPTURE_MODE_RELAXED)
@@ -256,6 +257,7 @@ CPUHIP_EXPORT hipError_t hipThreadExchangeStreamCaptureMode(int *mode)
 
 CPUHIP_EXPORT hipError_t hipStreamBeginCapture(hipStream_t stream, int mode)
 {
+	CPUHIP_BOUNDARY("hipStreamBeginCapture", stream);
 	struct ihipGraph *g;
 
 	/* clr hipStreamBeginCapture_common: a dead stream -> 709, the null
@@ -396,6 +398,7 @@ static hipError_t end_locked(struct cstream *c, hipGraph_t *pGraph)
 
 CPUHIP_EXPORT hipError_t hipStreamEndCapture(hipStream_t stream, hipGraph_t *pGraph)
 {
+	CPUHIP_BOUNDARY("hipStreamEndCapture", stream);
 	hipError_t e;
 
 	/* clr hipStreamEndCapture_common: NULL pGraph -> InvalidValue, the null
@@ -419,6 +422,7 @@ CPUHIP_EXPORT hipError_t hipStreamEndCapture(hipStream_t stream, hipGraph_t *pGr
 
 CPUHIP_EXPORT hipError_t hipStreamIsCapturing(hipStream_t stream, int *pCaptureStatus)
 {
+	CPUHIP_BOUNDARY("hipStreamIsCapturing", stream);
 	if (!pCaptureStatus)
 		return cpuhip_set_last_error(hipErrorInvalidValue);
 	if (stream && !cpuhip_stream_valid(stream))
@@ -437,6 +441,7 @@ CPUHIP_EXPORT hipError_t hipStreamGetCaptureInfo_v2(hipStream_t stream, int *sta
 						    const hipGraphNode_t **deps_out,
 						    size_t *ndeps_out)
 {
+	CPUHIP_BOUNDARY("hipStreamGetCaptureInfo_v2", stream);
 	if (!status_out)
 		return cpuhip_set_last_error(hipErrorInvalidValue);
 	if (!stream) {
@@ -472,6 +477,7 @@ CPUHIP_EXPORT hipError_t hipStreamUpdateCaptureDependencies(hipStream_t stream,
 							    hipGraphNode_t *deps, size_t n,
 							    unsigned int flags)
 {
+	CPUHIP_BOUNDARY("hipStreamUpdateCaptureDependencies", stream);
 	hipError_t e = hipSuccess;
 
 	if (stream && !cpuhip_stream_valid(stream))

@@ -429,6 +429,7 @@ static hipError_t add_node(hipGraphNode_t *out, hipGraph_t graph, const hipGraph
 
 CPUHIP_EXPORT hipError_t hipGraphCreate(hipGraph_t *pGraph, unsigned int flags)
 {
+	CPUHIP_BOUNDARY("hipGraphCreate", NULL);
 	struct ihipGraph *g;
 
 	if (!pGraph || flags != 0)
@@ -444,6 +445,7 @@ CPUHIP_EXPORT hipError_t hipGraphCreate(hipGraph_t *pGraph, unsigned int flags)
 
 CPUHIP_EXPORT hipError_t hipGraphDestroy(hipGraph_t graph)
 {
+	CPUHIP_BOUNDARY("hipGraphDestroy", NULL);
 	/* clr: NULL -> hipErrorInvalidValue; a graph it no longer knows
 	 * (isGraphValid) -> hipErrorIllegalState.  The graph a child node
 	 * embeds is the node's: clr would free it under the node (undefined);
@@ -467,6 +469,7 @@ CPUHIP_EXPORT hipError_t hipGraphAddHostNode(hipGraphNode_t *pGraphNode, hipGrap
 					     size_t numDependencies,
 					     const struct hx_host_node_params *pNodeParams)
 {
+	CPUHIP_BOUNDARY("hipGraphAddHostNode", NULL);
 	if (!pNodeParams || !pNodeParams->fn)
 		return cpuhip_set_last_error(hipErrorInvalidValue);
 	return add_node(pGraphNode, graph, pDependencies, numDependencies, true,
@@ -477,6 +480,7 @@ CPUHIP_EXPORT hipError_t hipGraphAddEmptyNode(hipGraphNode_t *pGraphNode, hipGra
 					      const hipGraphNode_t *pDependencies,
 					      size_t numDependencies)
 {
+	CPUHIP_BOUNDARY("hipGraphAddEmptyNode", NULL);
 	return add_node(pGraphNode, graph, pDependencies, numDependencies, true,
 			HX_GRAPH_NODE_EMPTY, NULL, NULL, NULL, NULL);
 }
@@ -488,6 +492,7 @@ CPUHIP_EXPORT hipError_t hipGraphAddChildGraphNode(hipGraphNode_t *pGraphNode, h
 						   const hipGraphNode_t *pDependencies,
 						   size_t numDependencies, hipGraph_t childGraph)
 {
+	CPUHIP_BOUNDARY("hipGraphAddChildGraphNode", NULL);
 	if (!childGraph)
 		return cpuhip_set_last_error(hipErrorInvalidValue);
 	return add_node(pGraphNode, graph, pDependencies, numDependencies, true,
@@ -499,6 +504,7 @@ CPUHIP_EXPORT hipError_t hipGraphAddExternalSemaphoresSignalNode(
 	hipGraphNode_t *pGraphNode, hipGraph_t graph, const hipGraphNode_t *pDependencies,
 	size_t numDependencies, const struct hx_ext_sem_node_params *nodeParams)
 {
+	CPUHIP_BOUNDARY("hipGraphAddExternalSemaphoresSignalNode", NULL);
 	if (!nodeParams)
 		return cpuhip_set_last_error(hipErrorInvalidValue);
 	return add_node(pGraphNode, graph, pDependencies, numDependencies, false,
@@ -509,6 +515,7 @@ CPUHIP_EXPORT hipError_t hipGraphAddExternalSemaphoresWaitNode(
 	hipGraphNode_t *pGraphNode, hipGraph_t graph, const hipGraphNode_t *pDependencies,
 	size_t numDependencies, const struct hx_ext_sem_node_params *nodeParams)
 {
+	CPUHIP_BOUNDARY("hipGraphAddExternalSemaphoresWaitNode", NULL);
 	if (!nodeParams)
 		return cpuhip_set_last_error(hipErrorInvalidValue);
 	return add_node(pGraphNode, graph, pDependencies, numDependencies, false,
@@ -519,6 +526,7 @@ CPUHIP_EXPORT hipError_t hipGraphAddEventWaitNode(hipGraphNode_t *pGraphNode, hi
 						  const hipGraphNode_t *pDependencies,
 						  size_t numDependencies, hipEvent_t event)
 {
+	CPUHIP_BOUNDARY("hipGraphAddEventWaitNode", NULL);
 	if (!event)
 		return cpuhip_set_last_error(hipErrorInvalidValue);
 	return add_node(pGraphNode, graph, pDependencies, numDependencies, true,
@@ -529,6 +537,7 @@ CPUHIP_EXPORT hipError_t hipGraphAddEventRecordNode(hipGraphNode_t *pGraphNode, 
 						    const hipGraphNode_t *pDependencies,
 						    size_t numDependencies, hipEvent_t event)
 {
+	CPUHIP_BOUNDARY("hipGraphAddEventRecordNode", NULL);
 	if (!event)
 		return cpuhip_set_last_error(hipErrorInvalidValue);
 	return add_node(pGraphNode, graph, pDependencies, numDependencies, true,
@@ -543,6 +552,7 @@ CPUHIP_EXPORT hipError_t hipGraphAddNode(hipGraphNode_t *pGraphNode, hipGraph_t 
 					 const hipGraphNode_t *pDependencies,
 					 size_t numDependencies, struct hx_graph_node_params *p)
 {
+	CPUHIP_BOUNDARY("hipGraphAddNode", NULL);
 	hipError_t e = add_checks(pGraphNode, graph, pDependencies, numDependencies);
 	void *ptr;
 
@@ -588,6 +598,7 @@ CPUHIP_EXPORT hipError_t hipGraphAddNode(hipGraphNode_t *pGraphNode, hipGraph_t 
 CPUHIP_EXPORT hipError_t hipGraphNodeGetDependencies(hipGraphNode_t node, hipGraphNode_t *deps,
 						     size_t *pNum)
 {
+	CPUHIP_BOUNDARY("hipGraphNodeGetDependencies", NULL);
 	hipError_t e = hipSuccess;
 
 	pthread_mutex_lock(&glock);
@@ -622,6 +633,7 @@ static int node_type_out(int type)
 
 CPUHIP_EXPORT hipError_t hipGraphNodeGetType(hipGraphNode_t node, int *pType)
 {
+	CPUHIP_BOUNDARY("hipGraphNodeGetType", NULL);
 	pthread_mutex_lock(&glock);
 	struct hipGraphNode *n = node_ok_locked(node);
 	if (n && pType)
@@ -636,6 +648,7 @@ CPUHIP_EXPORT hipError_t hipGraphNodeGetType(hipGraphNode_t node, int *pType)
 CPUHIP_EXPORT hipError_t hipGraphGetNodes(hipGraph_t graph, hipGraphNode_t *nodes,
 					  size_t *numNodes)
 {
+	CPUHIP_BOUNDARY("hipGraphGetNodes", NULL);
 	hipError_t e = hipSuccess;
 
 	pthread_mutex_lock(&glock);
@@ -666,6 +679,7 @@ CPUHIP_EXPORT hipError_t hipGraphGetNodes(hipGraph_t graph, hipGraphNode_t *node
  * graph). */
 CPUHIP_EXPORT hipError_t hipGraphDestroyNode(hipGraphNode_t node)
 {
+	CPUHIP_BOUNDARY("hipGraphDestroyNode", NULL);
 	hipError_t e = hipSuccess;
 
 	pthread_mutex_lock(&glock);
@@ -682,6 +696,7 @@ CPUHIP_EXPORT hipError_t hipGraphDestroyNode(hipGraphNode_t node)
  * hipErrorInvalidValue; the clone remembers it is one (pOriginalGraph_). */
 CPUHIP_EXPORT hipError_t hipGraphClone(hipGraph_t *pGraphClone, hipGraph_t originalGraph)
 {
+	CPUHIP_BOUNDARY("hipGraphClone", NULL);
 	hipError_t e = hipSuccess;
 
 	if (!pGraphClone || !originalGraph)
@@ -705,6 +720,7 @@ CPUHIP_EXPORT hipError_t hipGraphClone(hipGraph_t *pGraphClone, hipGraph_t origi
 CPUHIP_EXPORT hipError_t hipGraphNodeFindInClone(hipGraphNode_t *pNode, hipGraphNode_t originalNode,
 						 hipGraph_t clonedGraph)
 {
+	CPUHIP_BOUNDARY("hipGraphNodeFindInClone", NULL);
 	hipError_t e = hipErrorInvalidValue;
 
 	if (!pNode || !originalNode || !clonedGraph)
@@ -728,6 +744,7 @@ CPUHIP_EXPORT hipError_t hipGraphNodeFindInClone(hipGraphNode_t *pNode, hipGraph
  * -> hipErrorInvalidValue. */
 CPUHIP_EXPORT hipError_t hipGraphChildGraphNodeGetGraph(hipGraphNode_t node, hipGraph_t *pGraph)
 {
+	CPUHIP_BOUNDARY("hipGraphChildGraphNodeGetGraph", NULL);
 	hipError_t e = hipSuccess;
 
 	pthread_mutex_lock(&glock);

@@ -35,11 +35,13 @@ static hipError_t event_get(hipGraphNode_t node, hipEvent_t *out, int type)
 
 CPUHIP_EXPORT hipError_t hipGraphEventWaitNodeGetEvent(hipGraphNode_t node, hipEvent_t *out)
 {
+	CPUHIP_BOUNDARY("hipGraphEventWaitNodeGetEvent", NULL);
 	return event_get(node, out, HX_GRAPH_NODE_WAIT_EVENT);
 }
 
 CPUHIP_EXPORT hipError_t hipGraphEventRecordNodeGetEvent(hipGraphNode_t node, hipEvent_t *out)
 {
+	CPUHIP_BOUNDARY("hipGraphEventRecordNodeGetEvent", NULL);
 	return event_get(node, out, HX_GRAPH_NODE_EVENT_RECORD);
 }
 
@@ -47,6 +49,7 @@ CPUHIP_EXPORT hipError_t hipGraphEventRecordNodeGetEvent(hipGraphNode_t node, hi
  * event or another node type -> hipErrorInvalidValue. */
 CPUHIP_EXPORT hipError_t hipGraphEventWaitNodeSetEvent(hipGraphNode_t node, hipEvent_t event)
 {
+	CPUHIP_BOUNDARY("hipGraphEventWaitNodeSetEvent", NULL);
 	hipError_t e = hipSuccess;
 
 	pthread_mutex_lock(&glock);
@@ -78,6 +81,7 @@ static struct hipGraphNode *exec_clone_locked(hipGraphExec_t exec, hipGraphNode_
 CPUHIP_EXPORT hipError_t hipGraphExecEventWaitNodeSetEvent(hipGraphExec_t exec,
 							   hipGraphNode_t node, hipEvent_t event)
 {
+	CPUHIP_BOUNDARY("hipGraphExecEventWaitNodeSetEvent", NULL);
 	hipError_t e = hipErrorInvalidValue;
 
 	if (!exec || !node || !event)
@@ -135,24 +139,28 @@ static hipError_t es_set(hipGraphExec_t exec, hipGraphNode_t node,
 CPUHIP_EXPORT hipError_t hipGraphExternalSemaphoresSignalNodeGetParams(
 	hipGraphNode_t hNode, struct hx_ext_sem_node_params *params_out)
 {
+	CPUHIP_BOUNDARY("hipGraphExternalSemaphoresSignalNodeGetParams", NULL);
 	return es_get(hNode, params_out, HX_GRAPH_NODE_EXT_SEM_SIGNAL);
 }
 
 CPUHIP_EXPORT hipError_t hipGraphExternalSemaphoresSignalNodeSetParams(
 	hipGraphNode_t hNode, const struct hx_ext_sem_node_params *nodeParams)
 {
+	CPUHIP_BOUNDARY("hipGraphExternalSemaphoresSignalNodeSetParams", NULL);
 	return es_set(NULL, hNode, nodeParams, HX_GRAPH_NODE_EXT_SEM_SIGNAL);
 }
 
 CPUHIP_EXPORT hipError_t hipGraphExternalSemaphoresWaitNodeGetParams(
 	hipGraphNode_t hNode, struct hx_ext_sem_node_params *params_out)
 {
+	CPUHIP_BOUNDARY("hipGraphExternalSemaphoresWaitNodeGetParams", NULL);
 	return es_get(hNode, params_out, HX_GRAPH_NODE_EXT_SEM_WAIT);
 }
 
 CPUHIP_EXPORT hipError_t hipGraphExternalSemaphoresWaitNodeSetParams(
 	hipGraphNode_t hNode, const struct hx_ext_sem_node_params *nodeParams)
 {
+	CPUHIP_BOUNDARY("hipGraphExternalSemaphoresWaitNodeSetParams", NULL);
 	return es_set(NULL, hNode, nodeParams, HX_GRAPH_NODE_EXT_SEM_WAIT);
 }
 
@@ -160,6 +168,7 @@ CPUHIP_EXPORT hipError_t hipGraphExecExternalSemaphoresSignalNodeSetParams(
 	hipGraphExec_t hGraphExec, hipGraphNode_t hNode,
 	const struct hx_ext_sem_node_params *nodeParams)
 {
+	CPUHIP_BOUNDARY("hipGraphExecExternalSemaphoresSignalNodeSetParams", NULL);
 	if (!hGraphExec)
 		return cpuhip_set_last_error(hipErrorInvalidValue);
 	return es_set(hGraphExec, hNode, nodeParams, HX_GRAPH_NODE_EXT_SEM_SIGNAL);
@@ -169,6 +178,7 @@ CPUHIP_EXPORT hipError_t hipGraphExecExternalSemaphoresWaitNodeSetParams(
 	hipGraphExec_t hGraphExec, hipGraphNode_t hNode,
 	const struct hx_ext_sem_node_params *nodeParams)
 {
+	CPUHIP_BOUNDARY("hipGraphExecExternalSemaphoresWaitNodeSetParams", NULL);
 	if (!hGraphExec)
 		return cpuhip_set_last_error(hipErrorInvalidValue);
 	return es_set(hGraphExec, hNode, nodeParams, HX_GRAPH_NODE_EXT_SEM_WAIT);
@@ -177,6 +187,7 @@ CPUHIP_EXPORT hipError_t hipGraphExecExternalSemaphoresWaitNodeSetParams(
 CPUHIP_EXPORT hipError_t hipGraphHostNodeGetParams(hipGraphNode_t node,
 						   struct hx_host_node_params *p)
 {
+	CPUHIP_BOUNDARY("hipGraphHostNodeGetParams", NULL);
 	pthread_mutex_lock(&glock);
 	struct hipGraphNode *n = node_ok_locked(node);
 	hipError_t e = hipSuccess;
@@ -191,6 +202,7 @@ CPUHIP_EXPORT hipError_t hipGraphHostNodeGetParams(hipGraphNode_t node,
 CPUHIP_EXPORT hipError_t hipGraphHostNodeSetParams(hipGraphNode_t node,
 						   const struct hx_host_node_params *p)
 {
+	CPUHIP_BOUNDARY("hipGraphHostNodeSetParams", NULL);
 	pthread_mutex_lock(&glock);
 	struct hipGraphNode *n = node_ok_locked(node);
 	hipError_t e = hipSuccess;
@@ -205,6 +217,7 @@ CPUHIP_EXPORT hipError_t hipGraphHostNodeSetParams(hipGraphNode_t node,
 CPUHIP_EXPORT hipError_t hipGraphExecHostNodeSetParams(hipGraphExec_t exec, hipGraphNode_t node,
 						       const struct hx_host_node_params *p)
 {
+	CPUHIP_BOUNDARY("hipGraphExecHostNodeSetParams", NULL);
 	hipError_t e = hipErrorInvalidValue;
 
 	if (!exec || !p || !p->fn)
@@ -264,6 +277,7 @@ CPUHIP_EXPORT hipError_t hipGraphInstantiate(hipGraphExec_t *pGraphExec, hipGrap
 					     hipGraphNode_t *pErrorNode, char *pLogBuffer,
 					     size_t bufferSize)
 {
+	CPUHIP_BOUNDARY("hipGraphInstantiate", NULL);
 	(void)pErrorNode, (void)pLogBuffer, (void)bufferSize;
 	if (!pGraphExec || !graph)
 		return cpuhip_set_last_error(hipErrorInvalidValue);
@@ -275,6 +289,7 @@ CPUHIP_EXPORT hipError_t hipGraphInstantiate(hipGraphExec_t *pGraphExec, hipGrap
 CPUHIP_EXPORT hipError_t hipGraphInstantiateWithFlags(hipGraphExec_t *pGraphExec,
 						      hipGraph_t graph, unsigned long long flags)
 {
+	CPUHIP_BOUNDARY("hipGraphInstantiateWithFlags", NULL);
 	if (!pGraphExec || !graph || (flags != 0 && flags != 1 && flags != 8))
 		return cpuhip_set_last_error(hipErrorInvalidValue);
 	return cpuhip_set_last_error(instantiate(pGraphExec, graph, flags));
@@ -313,6 +328,7 @@ static hipError_t upload_check(hipGraphExec_t exec, hipStream_t stream)
 CPUHIP_EXPORT hipError_t hipGraphInstantiateWithParams(hipGraphExec_t *pGraphExec,
 						       hipGraph_t graph, void *instantiateParams)
 {
+	CPUHIP_BOUNDARY("hipGraphInstantiateWithParams", NULL);
 	struct instantiate_params *p = instantiateParams;
 	hipError_t e;
 
@@ -336,6 +352,7 @@ CPUHIP_EXPORT hipError_t hipGraphInstantiateWithParams(hipGraphExec_t *pGraphExe
 
 CPUHIP_EXPORT hipError_t hipGraphUpload(hipGraphExec_t graphExec, hipStream_t stream)
 {
+	CPUHIP_BOUNDARY("hipGraphUpload", stream);
 	return cpuhip_set_last_error(upload_check(graphExec, stream));
 }
 
@@ -391,6 +408,7 @@ static bool launch_fault(void)
 
 CPUHIP_EXPORT hipError_t hipGraphLaunch(hipGraphExec_t exec, hipStream_t stream)
 {
+	CPUHIP_BOUNDARY("hipGraphLaunch", stream);
 	struct run_list l = { 0 };
 	hipError_t e = hipSuccess;
 	bool ok;
@@ -439,6 +457,7 @@ CPUHIP_EXPORT hipError_t hipGraphLaunch_spt(hipGraphExec_t exec, hipStream_t str
 
 CPUHIP_EXPORT hipError_t hipGraphExecDestroy(hipGraphExec_t exec)
 {
+	CPUHIP_BOUNDARY("hipGraphExecDestroy", NULL);
 	pthread_mutex_lock(&glock);
 	struct hipGraphExec *x = exec_ok_locked(exec);
 	if (x) {
@@ -510,6 +529,7 @@ static hipError_t set_params_from_locked(struct hipGraphNode *old, const struct 
 CPUHIP_EXPORT hipError_t hipGraphExecUpdate(hipGraphExec_t hGraphExec, hipGraph_t hGraph,
 					    hipGraphNode_t *hErrorNode_out, int *updateResult_out)
 {
+	CPUHIP_BOUNDARY("hipGraphExecUpdate", NULL);
 	struct hipGraphNode **nw = NULL, **old = NULL;
 	hipError_t e = hipSuccess;
 	int result = HX_GRAPH_EXEC_UPDATE_SUCCESS;

@@ -58,4 +58,21 @@ hipError_t cpuhip_capture_wait_event_locked(hipStream_t ws, hipEvent_t ev, unsig
 					    bool (*stream_ok)(hipStream_t), bool *handled);
 void cpuhip_capture_event_gone(hipEvent_t ev);
 
+/* The runtime boundary (cpuhip_interleave.c): first line of every entry
+ * point a client calls; `stream` is its stream argument or NULL. */
+struct cpuhip_boundary {
+	const char *name;
+	hipStream_t stream;
+	bool fire_after;
+};
+struct cpuhip_boundary cpuhip_boundary_enter(const char *name, hipStream_t stream);
+void cpuhip_boundary_leave(struct cpuhip_boundary *b);
+#define CPUHIP_BOUNDARY(name, stream)                                                      \
+	__attribute__((cleanup(cpuhip_boundary_leave))) struct cpuhip_boundary cpuhip_bp_ = \
+		cpuhip_boundary_enter(name, stream)
+/* One-shot test faults armed by cpuhipTestRefuseNextStreamWait and
+ * cpuhipTestFailNextHostFunc: true once each. */
+bool cpuhip_take_refuse_wait(void);
+bool cpuhip_take_fail_host_fn(void);
+
 #endif /* CPUHIP_INTERNAL_H */

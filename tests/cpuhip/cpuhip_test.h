@@ -7,6 +7,7 @@
 #ifndef CPUHIP_TEST_H
 #define CPUHIP_TEST_H
 
+#include <stddef.h>
 #include <sys/types.h>
 
 #ifdef __cplusplus
@@ -31,6 +32,52 @@ void cpuhipTestCaptureRaceNext(void);
 /* The next hipLaunchHostFunc: another thread begins and ends a capture of
  * its stream (waited for up to 300 ms) before it looks at the stream. */
 void cpuhipTestCaptureRaceNextThread(void);
+
+/* ---- The runtime boundary (cpuhip_interleave.c, tests/interleave) ----
+ * Every entry point counts as a boundary point on entry ("before") and on
+ * return ("after"); calls an entry point makes to another are not
+ * counted, nor the calls of an interference. */
+#define CPUHIP_IL_PENDING 0 /* the point was not reached */
+#define CPUHIP_IL_RUNNING 1 /* the interference is running */
+#define CPUHIP_IL_DONE 2    /* it ran to completion */
+#define CPUHIP_IL_BLOCKED 3 /* it did not complete within its bound: still running */
+/* An interference: `stream` is the stream argument of the call at whose
+ * boundary it runs (NULL for a call without one). */
+typedef void (*cpuhipTestInterference)(void *arg, hipStream_t stream);
+/* Arms one plan for the calling thread's calls: before (after = 0) or
+ * after the nth call of `entry` (counted from now), fn(arg, stream) runs
+ * on a new thread, and the call waits for it to complete, at most
+ * timeout_ms (0: 5000); after that it goes on with the interference still
+ * running (CPUHIP_IL_BLOCKED).  Also starts a new trace.  -1 if a previous
+ * interference is still running or the arguments are wrong. */
+int cpuhipTestInterleave(const char *entry, unsigned nth, int after,
+			 cpuhipTestInterference fn, void *arg, unsigned timeout_ms);
+/* As cpuhipTestInterleave with an interference named: refuse-wait,
+ * fail-host-fn, capture-global, capture-thread, capture-relaxed,
+ * capture-end, capture-invalidate, stream-destroy (each on the call's
+ * stream), fork (a child that exits at once, waited for), exit (exit(0)
+ * from the interference thread), none.  CPUHIP_INTERLEAVE=ENTRY:N:WHEN:ACTION
+ * (WHEN before or after) arms the same for every thread from the start. */
+int cpuhipTestInterleaveAction(const char *entry, unsigned nth, int after, const char *action,
+			       unsigned timeout_ms);
+/* State of the armed plan (CPUHIP_IL_*). */
+int cpuhipTestInterleaveState(void);
+/* Disarms: waits at most timeout_ms for an interference still running
+ * and returns the plan's final state. */
+int cpuhipTestInterleaveFinish(unsigned timeout_ms);
+/* on: starts recording the calling thread's boundary calls (no plan);
+ * off: stops counting. */
+void cpuhipTestBoundaryTrace(int on);
+/* The calls recorded since the plan or trace began, one name a line, into
+ * buf (truncated to len); returns the length, (size_t)-1 if the record
+ * overflowed. */
+size_t cpuhipTestBoundaryCalls(char *buf, size_t len);
+/* One-shot faults: the next stream wait (hipStreamWaitValue32/64) answers
+ * hipErrorNotSupported after its checks, as under CPUHIP_STREAM_WAIT=refuse;
+ * the next hipLaunchHostFunc / hipStreamAddCallback answers
+ * hipErrorOutOfMemory and enqueues nothing. */
+void cpuhipTestRefuseNextStreamWait(void);
+void cpuhipTestFailNextHostFunc(void);
 
 #ifdef __cplusplus
 }

@@ -1616,6 +1616,111 @@ static void t_broken(void)
 	OK(hipHostFree(marker));
 }
 
+static void il_cb(hipStream_t s, hipError_t e, void *p)
+{
+	(void)s;
+	(void)e;
+	(void)p;
+}
+
+/* The runtime boundary (cpuhip_interleave.c): an interference runs once,
+ * on another thread, to completion, exactly at the chosen call; calls
+ * between entry points and the interference's own are not counted; the
+ * one-shot faults fail one call each. */
+static atomic_int il_runs;
+static atomic_int il_queries_seen; /* the main thread's queries done when it ran */
+static atomic_int il_main_queries;
+static pthread_t il_main;
+
+static void il_interference(void *arg, hipStream_t s)
+{
+	CHECK(s == (hipStream_t)arg);
+	CHECK(!pthread_equal(pthread_self(), il_main));
+	/* Its own calls are not counted: this query would be the 3rd. */
+	OK(hipStreamQuery(s));
+	atomic_store(&il_queries_seen, atomic_load(&il_main_queries));
+	atomic_fetch_add(&il_runs, 1);
+}
+
+static void il_slow(void *arg, hipStream_t s)
+{
+	(void)s;
+	while (!atomic_load((atomic_bool *)arg))
+		usleep(1000);
+}
+
+static void *il_query_thread(void *st)
+{
+	OK(hipStreamQuery((hipStream_t)st));
+	return NULL;
+}
+
+static void t_interleave(void)
+{
+	hipStream_t st;
+	char trace[256];
+	uint64_t *mem = NULL;
+	atomic_bool release = false;
+
+	il_main = pthread_self();
+	OK(hipStreamCreate(&st));
+	for (int after = 0; after <= 1; after++) {
+		atomic_store(&il_runs, 0);
+		atomic_store(&il_main_queries, 0);
+		CHECK(cpuhipTestInterleave("hipStreamQuery", 2, after, il_interference, st, 0) == 0);
+		CHECK(cpuhipTestInterleaveState() == CPUHIP_IL_PENDING);
+		for (int i = 0; i < 4; i++) {
+			OK(hipStreamQuery(st));
+			atomic_fetch_add(&il_main_queries, 1);
+			OK(hipStreamSynchronize(st));
+		}
+		CHECK(atomic_load(&il_runs) == 1);
+		/* before the 2nd query: 1 done; after it: 1 done as well, the
+		 * count being raised after the call returned. */
+		CHECK(atomic_load(&il_queries_seen) == 1);
+		CHECK(cpuhipTestInterleaveFinish(0) == CPUHIP_IL_DONE);
+		CHECK(cpuhipTestBoundaryCalls(trace, sizeof(trace)) != (size_t)-1);
+		CHECK(strcmp(trace, "hipStreamQuery\nhipStreamSynchronize\nhipStreamQuery\n"
+				    "hipStreamSynchronize\nhipStreamQuery\nhipStreamSynchronize\n"
+				    "hipStreamQuery\nhipStreamSynchronize\n") == 0);
+	}
+	/* Another thread's calls are not counted. */
+	atomic_store(&il_runs, 0);
+	CHECK(cpuhipTestInterleave("hipStreamQuery", 1, 0, il_interference, st, 0) == 0);
+	pthread_t t;
+	CHECK(pthread_create(&t, NULL, il_query_thread, st) == 0);
+	pthread_join(t, NULL);
+	CHECK(atomic_load(&il_runs) == 0);
+	OK(hipStreamQuery(st));
+	CHECK(atomic_load(&il_runs) == 1);
+	cpuhipTestInterleaveFinish(0);
+	/* An interference that does not complete within its bound: the call
+	 * goes on, the state says so, and Finish waits for it. */
+	CHECK(cpuhipTestInterleave("hipStreamQuery", 1, 1, il_slow, &release, 50) == 0);
+	OK(hipStreamQuery(st));
+	CHECK(cpuhipTestInterleaveState() == CPUHIP_IL_BLOCKED);
+	CHECK(cpuhipTestInterleave("hipStreamQuery", 1, 0, il_interference, st, 0) == -1);
+	CHECK(cpuhipTestInterleaveFinish(10) == CPUHIP_IL_BLOCKED);
+	atomic_store(&release, true);
+	CHECK(cpuhipTestInterleaveFinish(5000) == CPUHIP_IL_DONE);
+	/* The one-shot faults. */
+	OK(hipHostMalloc((void **)&mem, 8, 0));
+	*mem = 1;
+	cpuhipTestRefuseNextStreamWait();
+	CHECK_ERR(hipStreamWaitValue64(st, mem, 1, hipStreamWaitValueGte, ~0ull), hipErrorNotSupported);
+	OK(hipStreamWaitValue64(st, mem, 1, hipStreamWaitValueGte, ~0ull));
+	cpuhipTestFailNextHostFunc();
+	CHECK_ERR(hipStreamAddCallback(st, NULL, NULL, 0), hipErrorInvalidValue); /* checks first */
+	CHECK_ERR(hipStreamAddCallback(st, il_cb, NULL, 0), hipErrorOutOfMemory);
+	OK(hipStreamAddCallback(st, il_cb, NULL, 0));
+	OK(hipStreamSynchronize(st));
+	/* A named interference: the stream destroyed before the call. */
+	CHECK(cpuhipTestInterleaveAction("hipStreamQuery", 1, 0, "stream-destroy", 0) == 0);
+	CHECK_ERR(hipStreamQuery(st), (hipError_t)709);
+	CHECK(cpuhipTestInterleaveFinish(0) == CPUHIP_IL_DONE);
+	OK(hipHostFree(mem));
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -1656,6 +1761,7 @@ static const struct {
 	{ "stream_handles", t_stream_handles },
 	{ "pts_teardown", t_pts_teardown },
 	{ "broken", t_broken },
+	{ "interleave", t_interleave },
 };
 
 int main(int argc, char **argv)

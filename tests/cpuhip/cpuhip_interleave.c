@@ -1,0 +1,411 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Test-only: interferences at the runtime boundary (cpuhip_test.h,
+ * tests/interleave).  Every entry point a client of the runtime calls
+ * passes CPUHIP_BOUNDARY on entry and on return; while a plan is armed the
+ * calls of the armed thread (or of every thread, for a plan from
+ * CPUHIP_INTERLEAVE) are counted by name, and before or after the Nth call
+ * of the chosen entry point an interference runs on a thread of its own,
+ * to completion (joined, within a bound) before the call goes on.  Calls
+ * an entry point makes to another one are not counted (depth), nor are
+ * the interference's own calls.
+ *
+ * No ROCm release has any of this: it models no runtime behaviour.  The
+ * two one-shot faults (the next stream wait refused, the next host
+ * function enqueue failed) give the answers CPUHIP_STREAM_WAIT=refuse and
+ * an allocation failure give.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cpuhip_internal.h"
+#include "cpuhip_test.h"
+
+static atomic_bool il_on;           /* a plan or a trace is armed */
+static atomic_bool refuse_next_wait;
+static atomic_bool fail_next_host_fn;
+static __thread int il_depth;       /* entry points this thread is inside */
+static __thread bool il_interfering; /* this thread is an interference */
+
+static pthread_mutex_t il_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	bool any_thread;           /* count every thread's calls (env plan) */
+	pthread_t thread;          /* else this one's */
+	char entry[64];
+	unsigned nth, seen_target;
+	bool after;
+	bool has_plan;
+	cpuhipTestInterference fn;
+	void *arg;
+	char action[32];
+	unsigned timeout_ms;
+	int state;                 /* CPUHIP_IL_* */
+	bool worker_live;
+	pthread_t worker;
+	char trace[8192];
+	size_t trace_len;
+	bool trace_full;
+} il;
+
+struct worker_arg {
+	cpuhipTestInterference fn;
+	void *arg;
+	char action[32];
+	hipStream_t stream;
+	atomic_bool done;
+};
+
+static void builtin_action(const char *action, hipStream_t s);
+
+static void *worker_main(void *p)
+{
+	struct worker_arg *w = p;
+
+	il_interfering = true;
+	if (w->fn)
+		w->fn(w->arg, w->stream);
+	else
+		builtin_action(w->action, w->stream);
+	atomic_store(&w->done, true);
+	return NULL;
+}
+
+static bool join_within(pthread_t t, unsigned ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	return pthread_timedjoin_np(t, NULL, &ts) == 0;
+}
+
+/* Runs the plan's interference on a thread of its own and waits for it
+ * (called without il_lock). */
+static void fire(hipStream_t s)
+{
+	static struct worker_arg w; /* one plan at a time */
+	pthread_t t;
+	unsigned ms;
+
+	pthread_mutex_lock(&il_lock);
+	w.fn = il.fn;
+	w.arg = il.arg;
+	memcpy(w.action, il.action, sizeof(w.action));
+	w.stream = s;
+	atomic_store(&w.done, false);
+	ms = il.timeout_ms;
+	il.state = CPUHIP_IL_RUNNING;
+	pthread_mutex_unlock(&il_lock);
+	if (pthread_create(&t, NULL, worker_main, &w) != 0) {
+		fprintf(stderr, "cpuhip: interleave: cannot start the interference thread\n");
+		abort();
+	}
+	bool joined = join_within(t, ms);
+	pthread_mutex_lock(&il_lock);
+	if (joined) {
+		il.state = CPUHIP_IL_DONE;
+	} else {
+		il.state = CPUHIP_IL_BLOCKED;
+		il.worker = t;
+		il.worker_live = true;
+	}
+	pthread_mutex_unlock(&il_lock);
+}
+
+static void trace_add_locked(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (il.trace_len + n + 2 > sizeof(il.trace)) {
+		il.trace_full = true;
+		return;
+	}
+	memcpy(il.trace + il.trace_len, name, n);
+	il.trace_len += n;
+	il.trace[il.trace_len++] = '\n';
+	il.trace[il.trace_len] = '\0';
+}
+
+static void parse_env(void);
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+
+struct cpuhip_boundary cpuhip_boundary_enter(const char *name, hipStream_t s)
+{
+	struct cpuhip_boundary b = { NULL, s, false };
+	bool now = false;
+
+	pthread_once(&env_once, parse_env);
+	if (!atomic_load_explicit(&il_on, memory_order_acquire) || il_interfering)
+		return b;
+	b.name = name;
+	if (il_depth++ > 0)
+		return b;
+	pthread_mutex_lock(&il_lock);
+	if (il.any_thread || pthread_equal(il.thread, pthread_self())) {
+		trace_add_locked(name);
+		if (il.has_plan && il.state == CPUHIP_IL_PENDING && strcmp(il.entry, name) == 0 &&
+		    ++il.seen_target == il.nth) {
+			if (il.after)
+				b.fire_after = true;
+			else
+				now = true;
+		}
+	}
+	pthread_mutex_unlock(&il_lock);
+	if (now)
+		fire(s);
+	return b;
+}
+
+void cpuhip_boundary_leave(struct cpuhip_boundary *b)
+{
+	if (!b->name)
+		return;
+	il_depth--;
+	if (b->fire_after)
+		fire(b->stream);
+}
+
+static void reset_locked(void)
+{
+	il.has_plan = false;
+	il.fn = NULL;
+	il.arg = NULL;
+	il.action[0] = '\0';
+	il.entry[0] = '\0';
+	il.seen_target = 0;
+	il.state = CPUHIP_IL_PENDING;
+	il.trace_len = 0;
+	il.trace[0] = '\0';
+	il.trace_full = false;
+}
+
+CPUHIP_EXPORT int cpuhipTestInterleave(const char *entry, unsigned nth, int after,
+				       cpuhipTestInterference fn, void *arg, unsigned timeout_ms)
+{
+	if (!entry || nth == 0 || strlen(entry) >= sizeof(il.entry))
+		return -1;
+	pthread_mutex_lock(&il_lock);
+	if (il.worker_live) {
+		pthread_mutex_unlock(&il_lock);
+		return -1;
+	}
+	reset_locked();
+	il.any_thread = false;
+	il.thread = pthread_self();
+	snprintf(il.entry, sizeof(il.entry), "%s", entry);
+	il.nth = nth;
+	il.after = after != 0;
+	il.fn = fn;
+	il.arg = arg;
+	il.timeout_ms = timeout_ms ? timeout_ms : 5000;
+	il.has_plan = true;
+	pthread_mutex_unlock(&il_lock);
+	atomic_store(&il_on, true);
+	return 0;
+}
+
+CPUHIP_EXPORT void cpuhipTestBoundaryTrace(int on)
+{
+	pthread_mutex_lock(&il_lock);
+	if (on) {
+		reset_locked();
+		il.any_thread = false;
+		il.thread = pthread_self();
+	}
+	pthread_mutex_unlock(&il_lock);
+	atomic_store(&il_on, on != 0);
+}
+
+CPUHIP_EXPORT size_t cpuhipTestBoundaryCalls(char *buf, size_t len)
+{
+	size_t n;
+
+	pthread_mutex_lock(&il_lock);
+	n = il.trace_full ? (size_t)-1 : il.trace_len;
+	if (buf && len) {
+		snprintf(buf, len, "%s", il.trace);
+	}
+	pthread_mutex_unlock(&il_lock);
+	return n;
+}
+
+CPUHIP_EXPORT int cpuhipTestInterleaveState(void)
+{
+	int st;
+
+	pthread_mutex_lock(&il_lock);
+	st = il.state;
+	pthread_mutex_unlock(&il_lock);
+	return st;
+}
+
+CPUHIP_EXPORT int cpuhipTestInterleaveFinish(unsigned timeout_ms)
+{
+	pthread_t t;
+	bool live;
+	int st;
+
+	atomic_store(&il_on, false);
+	pthread_mutex_lock(&il_lock);
+	live = il.worker_live;
+	t = il.worker;
+	pthread_mutex_unlock(&il_lock);
+	if (live) {
+		if (!join_within(t, timeout_ms))
+			return CPUHIP_IL_BLOCKED;
+		pthread_mutex_lock(&il_lock);
+		il.worker_live = false;
+		il.state = CPUHIP_IL_DONE;
+		pthread_mutex_unlock(&il_lock);
+	}
+	pthread_mutex_lock(&il_lock);
+	st = il.state;
+	il.has_plan = false;
+	pthread_mutex_unlock(&il_lock);
+	return st;
+}
+
+CPUHIP_EXPORT void cpuhipTestRefuseNextStreamWait(void)
+{
+	atomic_store(&refuse_next_wait, true);
+}
+
+CPUHIP_EXPORT void cpuhipTestFailNextHostFunc(void)
+{
+	atomic_store(&fail_next_host_fn, true);
+}
+
+bool cpuhip_take_refuse_wait(void)
+{
+	return atomic_load_explicit(&refuse_next_wait, memory_order_relaxed) &&
+	       atomic_exchange(&refuse_next_wait, false);
+}
+
+bool cpuhip_take_fail_host_fn(void)
+{
+	return atomic_load_explicit(&fail_next_host_fn, memory_order_relaxed) &&
+	       atomic_exchange(&fail_next_host_fn, false);
+}
+
+/* ---- interferences named by a string (CPUHIP_INTERLEAVE, or fn NULL) -- */
+
+typedef hipError_t (*begin_fn)(hipStream_t, int);
+typedef hipError_t (*end_fn)(hipStream_t, void **);
+typedef hipError_t (*stream_fn)(hipStream_t);
+
+/* Through the process's own lookup: a preloaded library's wrappers see
+ * the interference as they would see another thread's call. */
+static void *sym(const char *name)
+{
+	void *p = dlsym(RTLD_DEFAULT, name);
+
+	if (!p) {
+		fprintf(stderr, "cpuhip: interleave: %s not found\n", name);
+		abort();
+	}
+	return p;
+}
+
+static void report(const char *action, hipError_t e)
+{
+	fprintf(stderr, "cpuhip: interleave: %s: %s\n", action, cpuhip_error_name(e));
+}
+
+static void builtin_action(const char *a, hipStream_t s)
+{
+	if (strcmp(a, "refuse-wait") == 0) {
+		cpuhipTestRefuseNextStreamWait();
+	} else if (strcmp(a, "fail-host-fn") == 0) {
+		cpuhipTestFailNextHostFunc();
+	} else if (strncmp(a, "capture-", 8) == 0 && strcmp(a, "capture-end") != 0 &&
+		   strcmp(a, "capture-invalidate") != 0) {
+		int mode = strcmp(a, "capture-thread") == 0 ? 1 : strcmp(a, "capture-relaxed") == 0 ? 2 : 0;
+		report(a, ((begin_fn)sym("hipStreamBeginCapture"))(s, mode));
+	} else if (strcmp(a, "capture-end") == 0) {
+		void *g = NULL;
+		report(a, ((end_fn)sym("hipStreamEndCapture"))(s, &g));
+		if (g)
+			((hipError_t(*)(void *))sym("hipGraphDestroy"))(g);
+	} else if (strcmp(a, "capture-invalidate") == 0) {
+		/* clr Stream::StreamCaptureOngoing: a query of a capturing
+		 * stream invalidates its capture. */
+		report(a, ((stream_fn)sym("hipStreamQuery"))(s));
+	} else if (strcmp(a, "stream-destroy") == 0) {
+		report(a, ((stream_fn)sym("hipStreamDestroy"))(s));
+	} else if (strcmp(a, "fork") == 0) {
+		pid_t pid = fork();
+		int status = 0;
+		if (pid == 0)
+			_exit(0);
+		if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+		    WEXITSTATUS(status) != 0) {
+			fprintf(stderr, "cpuhip: interleave: fork: the child failed\n");
+			abort();
+		}
+	} else if (strcmp(a, "exit") == 0) {
+		exit(0);
+	} else if (strcmp(a, "none") != 0) {
+		fprintf(stderr, "cpuhip: interleave: unknown interference '%s'\n", a);
+		abort();
+	}
+}
+
+CPUHIP_EXPORT int cpuhipTestInterleaveAction(const char *entry, unsigned nth, int after,
+					     const char *action, unsigned timeout_ms)
+{
+	int r;
+
+	if (!action || strlen(action) >= sizeof(il.action))
+		return -1;
+	r = cpuhipTestInterleave(entry, nth, after, NULL, NULL, timeout_ms);
+	if (r == 0) {
+		pthread_mutex_lock(&il_lock);
+		snprintf(il.action, sizeof(il.action), "%s", action);
+		pthread_mutex_unlock(&il_lock);
+	}
+	return r;
+}
+
+/* CPUHIP_INTERLEAVE=ENTRY:N:before|after:ACTION, for programs that know
+ * nothing of it: every thread's calls are counted from the first one. */
+static void parse_env(void)
+{
+	const char *e = getenv("CPUHIP_INTERLEAVE");
+	char entry[64], when[16], action[32];
+	unsigned n;
+
+	if (!e || !*e)
+		return;
+	if (sscanf(e, "%63[^:]:%u:%15[^:]:%31s", entry, &n, when, action) != 4 || n == 0 ||
+	    (strcmp(when, "before") != 0 && strcmp(when, "after") != 0)) {
+		fprintf(stderr, "cpuhip: CPUHIP_INTERLEAVE=%s is not ENTRY:N:before|after:ACTION\n", e);
+		abort();
+	}
+	pthread_mutex_lock(&il_lock);
+	reset_locked();
+	il.any_thread = true;
+	snprintf(il.entry, sizeof(il.entry), "%s", entry);
+	il.nth = n;
+	il.after = strcmp(when, "after") == 0;
+	snprintf(il.action, sizeof(il.action), "%s", action);
+	il.timeout_ms = 5000;
+	il.has_plan = true;
+	pthread_mutex_unlock(&il_lock);
+	atomic_store(&il_on, true);
+}

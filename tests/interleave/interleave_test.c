@@ -1,0 +1,1263 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One case of the interleaving matrix (docs/testing.md): one
+ * shim operation, one interference run by cpuhip at one boundary point
+ * (before or after the Nth call of a runtime entry point the operation
+ * makes), or one failed DRM call of the sync layer, and one oracle.
+ *
+ *   interleave-test OP KIND POINT INTERFERENCE
+ *   interleave-test --dry OP KIND        the boundary calls and DRM calls
+ *                                        OP makes, one "point ENTRY N" /
+ *                                        "fault CALL N" line each (N: count)
+ *
+ * OP: signal, wait, sem-destroy (all releases); graph-add, graph-set,
+ * instantiate, launch, exec-update, exec-destroy (6.x).  KIND: the stream
+ * of the operation: plain (created), spt (hipStreamPerThread), capture (a
+ * created stream in a Global capture begun before the operation; the
+ * operation is replayed by launching the graph).  POINT: ENTRY:N:before|after,
+ * or fault:CALL:N (the Nth DRM call CALL the shim makes during the
+ * operation fails with EIO; INTERFERENCE is then "none").
+ *
+ * The oracle (every case): no crash; a wait never passes before its
+ * signal; each signal is delivered exactly once (directly or by the
+ * captured graph's every launch), a refused call answers an error and
+ * the shim logs it; the semaphore still works afterwards; no file
+ * descriptor is left over across the repeats; nothing blocks longer than
+ * its bound, except the interferences documented to block until a
+ * signal (stream destroy with a wait pending), which must complete once
+ * the case signals.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+
+#include "hxtest.h"
+#include "cpuhip_test.h"
+#include "hipextsem/hip_graph.h"
+
+#ifndef DRM_IOCTL_SYNCOBJ_EVENTFD
+struct il_syncobj_eventfd {
+	uint32_t handle, flags;
+	uint64_t point;
+	int32_t fd;
+	uint32_t pad;
+};
+#define DRM_IOCTL_SYNCOBJ_EVENTFD DRM_IOWR(0xCF, struct il_syncobj_eventfd)
+#endif
+
+static int drm = -1;
+
+/* ---- the sync layer's DRM calls, counted and failed ------------------
+ * These definitions come first in the lookup order, ahead of libdrm, so
+ * they see the shim's calls (shim/sync.c); the test's own calls use its
+ * own DRM file and are neither counted nor failed. */
+
+enum { D_CREATE, D_DESTROY, D_FD2H, D_H2FD, D_SIGNAL, D_TLSIGNAL, D_RESET, D_QUERY, D_WAIT,
+       D_TLWAIT, D_EVENTFD, D_N };
+static const char *const dname[D_N] = { "create", "destroy", "fd-to-handle", "handle-to-fd",
+					"signal", "timeline-signal", "reset", "query", "wait",
+					"timeline-wait", "eventfd" };
+static atomic_bool dcount_on;
+static atomic_int dcount[D_N];
+static int fault_kind = -1;
+static atomic_int fault_nth;    /* the call (1-based, while counting) that fails */
+static atomic_int fault_hits;
+
+static bool shim_fd(int fd)
+{
+	return drm >= 0 && fd != drm;
+}
+
+/* Counts the call; true if it is the one to fail. */
+static bool drm_call(int kind, int fd)
+{
+	if (!shim_fd(fd) || !atomic_load(&dcount_on))
+		return false;
+	int n = atomic_fetch_add(&dcount[kind], 1) + 1;
+	if (kind == fault_kind && n == atomic_load(&fault_nth)) {
+		atomic_fetch_add(&fault_hits, 1);
+		errno = EIO;
+		return true;
+	}
+	return false;
+}
+
+#define NEXT(name, type) ((type)dlsym(RTLD_NEXT, name))
+
+int drmSyncobjCreate(int fd, uint32_t flags, uint32_t *handle)
+{
+	if (drm_call(D_CREATE, fd))
+		return -EIO;
+	return NEXT("drmSyncobjCreate", int (*)(int, uint32_t, uint32_t *))(fd, flags, handle);
+}
+
+int drmSyncobjDestroy(int fd, uint32_t handle)
+{
+	if (drm_call(D_DESTROY, fd))
+		return -EIO;
+	return NEXT("drmSyncobjDestroy", int (*)(int, uint32_t))(fd, handle);
+}
+
+int drmSyncobjFDToHandle(int fd, int obj_fd, uint32_t *handle)
+{
+	if (drm_call(D_FD2H, fd))
+		return -EIO;
+	return NEXT("drmSyncobjFDToHandle", int (*)(int, int, uint32_t *))(fd, obj_fd, handle);
+}
+
+int drmSyncobjHandleToFD(int fd, uint32_t handle, int *obj_fd)
+{
+	if (drm_call(D_H2FD, fd))
+		return -EIO;
+	return NEXT("drmSyncobjHandleToFD", int (*)(int, uint32_t, int *))(fd, handle, obj_fd);
+}
+
+int drmSyncobjSignal(int fd, const uint32_t *handles, uint32_t count)
+{
+	if (drm_call(D_SIGNAL, fd))
+		return -EIO;
+	return NEXT("drmSyncobjSignal", int (*)(int, const uint32_t *, uint32_t))(fd, handles, count);
+}
+
+int drmSyncobjTimelineSignal(int fd, const uint32_t *handles, uint64_t *points, uint32_t count)
+{
+	if (drm_call(D_TLSIGNAL, fd))
+		return -EIO;
+	return NEXT("drmSyncobjTimelineSignal",
+		    int (*)(int, const uint32_t *, uint64_t *, uint32_t))(fd, handles, points, count);
+}
+
+int drmSyncobjReset(int fd, const uint32_t *handles, uint32_t count)
+{
+	if (drm_call(D_RESET, fd))
+		return -EIO;
+	return NEXT("drmSyncobjReset", int (*)(int, const uint32_t *, uint32_t))(fd, handles, count);
+}
+
+int drmSyncobjQuery(int fd, uint32_t *handles, uint64_t *points, uint32_t count)
+{
+	if (drm_call(D_QUERY, fd))
+		return -EIO;
+	return NEXT("drmSyncobjQuery", int (*)(int, uint32_t *, uint64_t *, uint32_t))(fd, handles,
+										   points, count);
+}
+
+int drmSyncobjWait(int fd, uint32_t *handles, unsigned num, int64_t timeout, unsigned flags,
+		   uint32_t *first)
+{
+	if (drm_call(D_WAIT, fd))
+		return -EIO;
+	return NEXT("drmSyncobjWait", int (*)(int, uint32_t *, unsigned, int64_t, unsigned,
+					      uint32_t *))(fd, handles, num, timeout, flags, first);
+}
+
+int drmSyncobjTimelineWait(int fd, uint32_t *handles, uint64_t *points, unsigned num,
+			   int64_t timeout, unsigned flags, uint32_t *first)
+{
+	if (drm_call(D_TLWAIT, fd))
+		return -EIO;
+	return NEXT("drmSyncobjTimelineWait",
+		    int (*)(int, uint32_t *, uint64_t *, unsigned, int64_t, unsigned, uint32_t *))(
+		fd, handles, points, num, timeout, flags, first);
+}
+
+int drmIoctl(int fd, unsigned long request, void *arg)
+{
+	if (request == DRM_IOCTL_SYNCOBJ_EVENTFD && drm_call(D_EVENTFD, fd))
+		return -1;
+	return NEXT("drmIoctl", int (*)(int, unsigned long, void *))(fd, request, arg);
+}
+
+/* ---- the case -------------------------------------------------------- */
+
+enum kind { K_PLAIN, K_SPT, K_CAPTURE };
+
+static bool passed; /* main's last step: no log shown at exit */
+
+static struct ctx {
+	const char *op, *interf;
+	enum kind kind;
+	hipStream_t st;           /* the operation's stream */
+	atomic_bool st_gone;      /* destroyed by the interference */
+	uint32_t h;               /* the semaphore's syncobj */
+	hipExternalSemaphore_t s;
+	atomic_bool s_gone;       /* destroyed by the interference */
+	atomic_bool so_touched;   /* the interference signaled or reset h */
+	uint64_t *flag;           /* marks set by stream work */
+#if HX_TEST_ABI == 6
+	uint32_t h2;              /* the graph's signal semaphore */
+	hipExternalSemaphore_t s2;
+	hipGraph_t g;
+	hipGraphNode_t wnode, snode;
+	hipGraphExec_t exec;
+	atomic_bool exec_gone;
+	hipGraphExec_t other;     /* an unrelated exec (exec-launch) */
+	hipStream_t other_st;
+#endif
+	long log_from;
+} c;
+
+/* A capture owner: begins a capture on a thread that stays, so that the
+ * capture (ThreadLocal and Global ones may be ended by their thread only)
+ * can be ended after the operation. */
+struct owner {
+	pthread_t t;
+	pthread_mutex_t m;
+	pthread_cond_t cv;
+	int mode;
+	int cmd;              /* 0 none, 1 end, 2 quit */
+	bool began;
+	hipError_t begin_err, end_err;
+	hipGraph_t graph;
+	bool ended;
+	bool live;
+} own = { .m = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+
+static void *owner_main(void *arg)
+{
+	int mode = own.mode;
+	(void)arg;
+	hipError_t e = hipStreamBeginCapture(c.st, mode);
+	pthread_mutex_lock(&own.m);
+	own.begin_err = e;
+	own.began = true;
+	pthread_cond_broadcast(&own.cv);
+	while (own.cmd == 0)
+		pthread_cond_wait(&own.cv, &own.m);
+	pthread_mutex_unlock(&own.m);
+	hipGraph_t g = NULL;
+	hipError_t ee = e == hipSuccess ? hipStreamEndCapture(c.st, &g) : hipErrorInvalidValue;
+	pthread_mutex_lock(&own.m);
+	own.end_err = ee;
+	own.graph = g;
+	own.ended = true;
+	pthread_cond_broadcast(&own.cv);
+	pthread_mutex_unlock(&own.m);
+	return NULL;
+}
+
+static hipError_t owner_begin(int mode)
+{
+	own.mode = mode;
+	own.cmd = 0;
+	own.began = own.ended = false;
+	own.graph = NULL;
+	CHECK(pthread_create(&own.t, NULL, owner_main, NULL) == 0, "pthread_create");
+	own.live = true;
+	pthread_mutex_lock(&own.m);
+	while (!own.began)
+		pthread_cond_wait(&own.cv, &own.m);
+	pthread_mutex_unlock(&own.m);
+	return own.begin_err;
+}
+
+/* Ends the owner's capture: its graph (NULL if none came out). */
+static hipGraph_t owner_end(hipError_t *err)
+{
+	hipGraph_t g;
+
+	if (!own.live) {
+		*err = hipErrorInvalidValue;
+		return NULL;
+	}
+	pthread_mutex_lock(&own.m);
+	own.cmd = 1;
+	pthread_cond_broadcast(&own.cv);
+	pthread_mutex_unlock(&own.m);
+	pthread_join(own.t, NULL);
+	own.live = false;
+	*err = own.end_err;
+	g = own.graph;
+	return g;
+}
+
+/* ---- interferences -------------------------------------------------- */
+
+static void say(const char *what, hipError_t e)
+{
+	printf("interference %s: %s\n", what, hipGetErrorName(e));
+}
+
+static void interfere(void *arg, hipStream_t call_stream)
+{
+	const char *a = c.interf;
+	(void)arg;
+	(void)call_stream;
+
+	if (strcmp(a, "capture-global") == 0 || strcmp(a, "capture-thread") == 0 ||
+	    strcmp(a, "capture-relaxed") == 0) {
+		if (own.live) {
+			printf("interference %s: the stream is captured already\n", a);
+			return;
+		}
+		say(a, owner_begin(a[8] == 'g' ? 0 : a[8] == 't' ? 1 : 2));
+	} else if (strcmp(a, "capture-end") == 0) {
+		hipError_t e;
+		hipGraph_t g = owner_end(&e);
+		say(a, e);
+		/* The test's own capture is over: its graph is the test's to
+		 * launch (kept as if it were still the owner's). */
+		own.graph = g;
+		own.ended = true;
+	} else if (strcmp(a, "capture-invalidate") == 0) {
+		say(a, hipStreamQuery(c.st));
+	} else if (strcmp(a, "stream-destroy") == 0) {
+		atomic_store(&c.st_gone, true);
+		say(a, hipStreamDestroy(c.st));
+	} else if (strcmp(a, "sem-destroy") == 0) {
+		hipError_t (*destroy)(hipExternalSemaphore_t) =
+			(hipError_t(*)(hipExternalSemaphore_t))dlsym(RTLD_DEFAULT,
+								    "hipDestroyExternalSemaphore");
+		atomic_store(&c.s_gone, true);
+		say(a, destroy(c.s));
+	} else if (strcmp(a, "so-signal") == 0) {
+		atomic_store(&c.so_touched, true);
+		so_signal(drm, c.h, 0);
+	} else if (strcmp(a, "so-reset") == 0) {
+		atomic_store(&c.so_touched, true);
+		drmSyncobjReset(drm, &c.h, 1);
+#if HX_TEST_ABI == 6
+	} else if (strcmp(a, "exec-launch") == 0) {
+		say(a, hipGraphLaunch(c.other, c.other_st));
+	} else if (strcmp(a, "exec-destroy") == 0) {
+		/* The operation's own exec only for an update (an update racing
+		 * the destroy of its exec, issue 36); else an unrelated one. */
+		if (strcmp(c.op, "exec-update") == 0 && !atomic_exchange(&c.exec_gone, true)) {
+			say(a, hipGraphExecDestroy(c.exec));
+		} else {
+			say(a, hipGraphExecDestroy(c.other));
+			c.other = NULL;
+		}
+#endif
+	} else if (strcmp(a, "refuse-wait") == 0) {
+		cpuhipTestRefuseNextStreamWait();
+	} else if (strcmp(a, "fail-host-fn") == 0) {
+		cpuhipTestFailNextHostFunc();
+	} else if (strcmp(a, "fork") == 0) {
+		pid_t pid = fork();
+		int status = 0;
+		if (pid == 0)
+			_exit(0);
+		CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+		      WEXITSTATUS(status) == 0, "the forked child failed");
+	} else if (strcmp(a, "exit") == 0) {
+		printf("interference exit: exit(0) from another thread\n");
+		passed = true; /* the exit status tells */
+		fflush(stdout);
+		exit(0);
+	} else if (strcmp(a, "none") != 0) {
+		FAIL("unknown interference %s", a);
+	}
+}
+
+/* ---- helpers --------------------------------------------------------- */
+
+static long log_mark(void)
+{
+	const char *path = getenv("HIPEXTSEM_LOG_FILE");
+	long off = 0;
+	FILE *f = path ? fopen(path, "r") : NULL;
+
+	if (f) {
+		fseek(f, 0, SEEK_END);
+		off = ftell(f);
+		fclose(f);
+	}
+	return off;
+}
+
+static bool logged_since(long from)
+{
+	const char *path = getenv("HIPEXTSEM_LOG_FILE");
+	FILE *f = path ? fopen(path, "r") : NULL;
+	long end;
+
+	if (!f)
+		return false;
+	fseek(f, 0, SEEK_END);
+	end = ftell(f);
+	fclose(f);
+	return end > from;
+}
+
+static bool so_signaled(uint32_t h)
+{
+	return so_wait(drm, h, 0, 0) == 0;
+}
+
+/* Whether h is signaled within ms. */
+static bool so_within(uint32_t h, unsigned ms)
+{
+	return so_wait(drm, h, 0, ms) == 0;
+}
+
+static void so_reset(uint32_t h)
+{
+	CHECK(drmSyncobjReset(drm, &h, 1) == 0, "reset");
+}
+
+static bool flag_within(uint64_t *f, unsigned ms)
+{
+	int64_t end = now_ns() + (int64_t)ms * 1000000;
+
+	while (!load64(f) && now_ns() < end)
+		sleep_ms(1);
+	return load64(f) != 0;
+}
+
+static void host_mark(void *p)
+{
+	__atomic_store_n((uint64_t *)p, 1, __ATOMIC_RELEASE);
+}
+
+#if HX_TEST_ABI == 5
+static void mark_cb(hipStream_t st, hipError_t status, void *p)
+{
+	(void)st;
+	(void)status;
+	host_mark(p);
+}
+#endif
+
+/* Marks *flag when the stream's earlier work is done (a host function:
+ * captured like the operation on a capturing stream). */
+static hipError_t mark(hipStream_t st, uint64_t *flag)
+{
+#if HX_TEST_ABI == 6
+	return hipLaunchHostFunc(st, host_mark, flag);
+#else
+	return hipStreamAddCallback(st, mark_cb, flag, 0);
+#endif
+}
+
+static bool interf_is(const char *s)
+{
+	return strcmp(c.interf, s) == 0;
+}
+
+/* The interference may make the operation's refusal right. */
+static bool dry;
+
+/* (A dry run records the release's own answer, refusal or not.) */
+static bool refusal_allowed(void)
+{
+	return dry || !interf_is("none");
+}
+
+/* The rescuer: a wait the runtime fell back to host-blocking on blocks
+ * the operation's thread until its signal; signaled after 6 s (beyond an
+ * interference's bound) so that the case ends (and says so). */
+static atomic_bool op_returned, rescued;
+static void *rescuer(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 6000 && !atomic_load(&op_returned); i++)
+		sleep_ms(1);
+	if (!atomic_load(&op_returned)) {
+		atomic_store(&rescued, true);
+		so_signal(drm, c.h, 0);
+	}
+	return NULL;
+}
+
+static void stream_sync_if_live(hipStream_t st)
+{
+	if (st && !atomic_load(&c.st_gone))
+		(void)hipStreamSynchronize(st);
+}
+
+/* After the operation: ends a capture still live (the test's or the
+ * interference's) and returns its graph's exec, NULL if none. */
+static hipGraphExec_t end_capture_exec(void)
+{
+	hipGraph_t g = NULL;
+	hipGraphExec_t x = NULL;
+	hipError_t e = hipSuccess;
+
+	if (own.live)
+		g = owner_end(&e);
+	else if (own.ended)
+		g = own.graph;
+	own.ended = false;
+	own.graph = NULL;
+	if (!g)
+		return NULL;
+	e = hipGraphInstantiate(&x, g, NULL, NULL, 0);
+	(void)hipGraphDestroy(g);
+	if (e != hipSuccess) {
+		printf("the captured graph does not instantiate: %s\n", hipGetErrorName(e));
+		return NULL;
+	}
+	return x;
+}
+
+/* Launches x on a fresh stream and waits: the number of deliveries to h
+ * it made (0 or 1; h is reset after). */
+static int launch_count(hipGraphExec_t x, uint32_t h, uint64_t *flag)
+{
+	hipStream_t ls;
+	int n;
+
+	HIPCHECK(hipStreamCreate(&ls));
+	hipError_t e = hipGraphLaunch(x, ls);
+	CHECK(e == hipSuccess, "launching the captured graph: %s", hipGetErrorName(e));
+	if (flag)
+		CHECK(flag_within(flag, 10000), "the captured graph's work did not run");
+	HIPCHECK(hipStreamSynchronize(ls));
+	HIPCHECK(hipStreamDestroy(ls));
+	n = so_signaled(h);
+	if (n)
+		so_reset(h);
+	return n;
+}
+
+/* The semaphore still works: a signal on a fresh stream is delivered. */
+static void sem_still_works(void)
+{
+	hipStream_t fs;
+
+	if (atomic_load(&c.s_gone))
+		return;
+	HIPCHECK(hipStreamCreate(&fs));
+	so_reset(c.h);
+	hipError_t e = signal1(c.s, 0, fs);
+	CHECK(e == hipSuccess, "a later signal of the semaphore answers %s", hipGetErrorName(e));
+	HIPCHECK(hipStreamSynchronize(fs));
+	CHECK(so_within(c.h, 5000), "a later signal of the semaphore was not delivered");
+	so_reset(c.h);
+	/* A wait on another fresh stream stays asynchronous and holds. */
+	uint64_t *f = &c.flag[7];
+	__atomic_store_n(f, 0, __ATOMIC_RELAXED);
+	int64_t t0 = now_ns();
+	atomic_store(&op_returned, false);
+	atomic_store(&rescued, false);
+	pthread_t r;
+	CHECK(pthread_create(&r, NULL, rescuer, NULL) == 0, "pthread_create");
+	e = wait1(c.s, 0, fs);
+	atomic_store(&op_returned, true);
+	pthread_join(r, NULL);
+	CHECK(e == hipSuccess, "a later wait on the semaphore answers %s", hipGetErrorName(e));
+	HIPCHECK(mark(fs, f));
+	if (!interf_is("refuse-wait") && fault_kind < 0)
+		CHECK(!atomic_load(&rescued), "a later wait on a fresh stream blocked its caller "
+		      "%.1f s until the signal: the process fell back to host-blocking waits",
+		      (double)(now_ns() - t0) / 1e9);
+	if (!atomic_load(&rescued)) {
+		sleep_ms(50);
+		CHECK(!load64(f), "a later wait passed before its signal");
+		so_signal(drm, c.h, 0);
+	}
+	CHECK(flag_within(f, 5000), "a later wait was not released by its signal");
+	HIPCHECK(hipStreamSynchronize(fs));
+	HIPCHECK(hipStreamDestroy(fs));
+}
+
+/* ---- operations ------------------------------------------------------ */
+
+static void make_stream(void)
+{
+	atomic_store(&c.st_gone, false);
+	if (c.kind == K_SPT) {
+		c.st = hipStreamPerThread;
+		return;
+	}
+	HIPCHECK(hipStreamCreate(&c.st));
+	if (c.kind == K_CAPTURE)
+		HIPCHECK(owner_begin(0));
+}
+
+static void drop_stream(void)
+{
+	if (c.kind != K_SPT && !atomic_load(&c.st_gone)) {
+		hipError_t e = hipStreamDestroy(c.st);
+		CHECK(e == hipSuccess, "destroying the operation's stream: %s", hipGetErrorName(e));
+	}
+}
+
+static void make_sem(void)
+{
+	c.s = sem_import_new(drm, &c.h, false);
+	atomic_store(&c.s_gone, false);
+	atomic_store(&c.so_touched, false);
+}
+
+static void drop_sem(void)
+{
+	if (!atomic_load(&c.s_gone))
+		HIPCHECK(hipDestroyExternalSemaphore(c.s));
+	drmSyncobjDestroy(drm, c.h);
+}
+
+/* What an armed operation answered, for the oracle. */
+static void refused(const char *what, hipError_t e)
+{
+	CHECK(refusal_allowed() || fault_kind >= 0, "%s answered %s with no interference", what,
+	      hipGetErrorName(e));
+	CHECK(logged_since(c.log_from), "%s answered %s and the shim logged nothing", what,
+	      hipGetErrorName(e));
+	printf("%s refused: %s (logged)\n", what, hipGetErrorName(e));
+}
+
+static void arm(void);
+static void disarm(void);
+
+static void op_signal(void)
+{
+	hipError_t e;
+	make_sem();
+	make_stream();
+	arm();
+	e = signal1(c.s, 0, c.st);
+	disarm();
+	if (e != hipSuccess)
+		refused("the signal", e);
+	hipGraphExec_t x = end_capture_exec();
+	stream_sync_if_live(c.st);
+	int direct = so_signaled(c.h);
+	if (direct)
+		so_reset(c.h);
+	int l1 = x ? launch_count(x, c.h, NULL) : 0;
+	int l2 = x ? launch_count(x, c.h, NULL) : 0;
+	if (x)
+		HIPCHECK(hipGraphExecDestroy(x));
+	printf("signal: %s, delivered %d directly, %d and %d by the captured graph's launches\n",
+	       hipGetErrorName(e), direct, l1, l2);
+	/* Whether a signal whose stream was destroyed, whose semaphore was
+	 * destroyed or reset, or whose capture was invalidated (its graph
+	 * is discarded) is delivered is not defined: at most once. */
+	bool racy = atomic_load(&c.s_gone) || atomic_load(&c.so_touched) ||
+		    interf_is("stream-destroy") || interf_is("capture-invalidate");
+	CHECK(l1 == l2, "the captured graph signaled at one launch and not at the other");
+	if (e != hipSuccess)
+		CHECK(direct + l1 == 0, "a refused signal was delivered");
+	else if (!racy)
+		CHECK(direct + l1 == 1, "the signal was delivered %d times (1 expected)", direct + l1);
+	else
+		CHECK(direct + l1 <= 1, "the signal was delivered %d times (at most 1 expected)",
+		      direct + l1);
+	if (c.kind == K_CAPTURE && e == hipSuccess && !racy && !interf_is("capture-end") &&
+	    !interf_is("capture-invalidate"))
+		CHECK(direct == 0, "a signal on a capturing stream ran outside the graph");
+	sem_still_works();
+	so_reset(c.h);
+	sleep_ms(20);
+	CHECK(!so_signaled(c.h), "a signal was delivered after the case was over");
+	drop_stream();
+	drop_sem();
+}
+
+static void op_wait(void)
+{
+	hipError_t e;
+	uint64_t *f = &c.flag[0];
+	pthread_t r;
+
+	__atomic_store_n(f, 0, __ATOMIC_RELAXED);
+	make_sem();
+	make_stream();
+	atomic_store(&op_returned, false);
+	atomic_store(&rescued, false);
+	CHECK(pthread_create(&r, NULL, rescuer, NULL) == 0, "pthread_create");
+	arm();
+	e = wait1(c.s, 0, c.st);
+	disarm();
+	atomic_store(&op_returned, true);
+	pthread_join(r, NULL);
+	if (atomic_load(&rescued)) {
+		printf("the wait blocked its caller until the signal (host-blocking)\n");
+		CHECK(interf_is("refuse-wait") || fault_kind >= 0,
+		      "the wait blocked its caller until its signal (no refusal was injected)");
+	}
+	if (e != hipSuccess)
+		refused("the wait", e);
+	/* Else the mark runs on the stream (on hipStreamPerThread another
+	 * thread's capture is of its own per-thread stream). */
+	bool mark_captured = own.live && c.kind != K_SPT;
+	hipError_t me = atomic_load(&c.st_gone) ? hipSuccess : mark(c.st, f);
+	hipGraphExec_t x = end_capture_exec();
+	/* A mark the release did not capture (refused, or run at once). */
+	if (me != hipSuccess || load64(f))
+		mark_captured = false;
+	if (x && !mark_captured) {
+		/* The capture ended before the operation: its graph holds
+		 * nothing of the case's; launched once for what it has. */
+		hipStream_t ls;
+		HIPCHECK(hipStreamCreate(&ls));
+		hipError_t le = hipGraphLaunch(x, ls);
+		if (le != hipSuccess) {
+			CHECK(atomic_load(&c.s_gone), "launching the captured graph: %s",
+			      hipGetErrorName(le));
+			refused("the launch of a graph whose semaphore was destroyed", le);
+		}
+		so_signal(drm, c.h, 0);
+		HIPCHECK(hipStreamSynchronize(ls));
+		HIPCHECK(hipStreamDestroy(ls));
+		HIPCHECK(hipGraphExecDestroy(x));
+		x = NULL;
+		/* cpuhip keeps capture state by handle: another thread's
+		 * capture of its hipStreamPerThread takes this thread's work
+		 * too (clr resolves the handle first).  The mark ran in that
+		 * graph: nothing is left on the stream to check. */
+		if (load64(f))
+			me = hipErrorStreamCaptureUnsupported;
+	}
+	bool gone = atomic_load(&c.st_gone) || atomic_load(&c.s_gone);
+	bool signaled_by_interf = atomic_load(&c.so_touched) && interf_is("so-signal");
+	if (x) {
+		/* The wait and the mark were captured: the graph holds until a
+		 * signal, at each launch. */
+		for (int i = 0; i < 2; i++) {
+			hipStream_t ls;
+			__atomic_store_n(f, 0, __ATOMIC_RELAXED);
+			HIPCHECK(hipStreamCreate(&ls));
+			hipError_t le = hipGraphLaunch(x, ls);
+			if (le != hipSuccess && atomic_load(&c.s_gone)) {
+				/* Its semaphore destroyed: the launch may be refused. */
+				refused("the launch of a graph whose semaphore was destroyed", le);
+				HIPCHECK(hipStreamDestroy(ls));
+				break;
+			}
+			HIPCHECK(le);
+			sleep_ms(100);
+			if (e == hipSuccess && !signaled_by_interf && !gone && !atomic_load(&rescued))
+				CHECK(!load64(f), "launch %d: the captured wait passed before its "
+				      "signal", i + 1);
+			so_signal(drm, c.h, 0);
+			CHECK(flag_within(f, 10000), "launch %d: the captured graph did not complete "
+			      "after the signal", i + 1);
+			HIPCHECK(hipStreamSynchronize(ls));
+			HIPCHECK(hipStreamDestroy(ls));
+			so_reset(c.h);
+			signaled_by_interf = false;
+		}
+		HIPCHECK(hipGraphExecDestroy(x));
+	} else if (me == hipSuccess && !atomic_load(&c.st_gone)) {
+		sleep_ms(100);
+		if (e == hipSuccess && !signaled_by_interf && !gone && !atomic_load(&rescued))
+			CHECK(!load64(f), "the wait passed before its signal");
+		so_signal(drm, c.h, 0);
+		CHECK(flag_within(f, 10000), "the stream did not go on after the signal");
+		stream_sync_if_live(c.st);
+		if (e == hipSuccess && !signaled_by_interf && !gone && !atomic_load(&rescued) &&
+		    c.kind != K_CAPTURE)
+			CHECK(!so_signaled(c.h), "the wait left its binary signal for the next wait");
+	} else {
+		so_signal(drm, c.h, 0);
+		stream_sync_if_live(c.st);
+	}
+	so_reset(c.h);
+	sem_still_works();
+	drop_stream();
+	drop_sem();
+}
+
+/* Destroys a semaphore a wait is pending on; the stream must go on once
+ * the syncobj is signaled. */
+static void op_sem_destroy(void)
+{
+	uint64_t *f = &c.flag[0];
+	hipError_t e;
+
+	__atomic_store_n(f, 0, __ATOMIC_RELAXED);
+	make_sem();
+	make_stream();
+	if (c.kind == K_CAPTURE) {
+		/* 5.2 cannot capture a signal (docs/graphs.md): refused. */
+		hipError_t se = signal1(c.s, 0, c.st);
+		CHECK(se == hipSuccess || se == hipErrorStreamCaptureUnsupported,
+		      "the captured signal answered %s", hipGetErrorName(se));
+	} else {
+		HIPCHECK(wait1(c.s, 0, c.st));
+		HIPCHECK(mark(c.st, f));
+	}
+	arm();
+	e = atomic_load(&c.s_gone) ? hipSuccess : hipDestroyExternalSemaphore(c.s);
+	disarm();
+	if (e != hipSuccess && !atomic_load(&c.s_gone))
+		refused("the destroy", e);
+	atomic_store(&c.s_gone, true);
+	hipGraphExec_t x = end_capture_exec();
+	if (x) {
+		int n = launch_count(x, c.h, NULL);
+		printf("the captured signal of the destroyed semaphore delivered %d\n", n);
+		HIPCHECK(hipGraphExecDestroy(x));
+	} else if (c.kind != K_CAPTURE && !atomic_load(&c.st_gone)) {
+		so_signal(drm, c.h, 0);
+		CHECK(flag_within(f, 10000), "the stream did not go on after the signal of the "
+		      "destroyed semaphore");
+	}
+	stream_sync_if_live(c.st);
+	drop_stream();
+	drop_sem();
+}
+
+#if HX_TEST_ABI == 6
+static uint64_t counter;
+static void work(void *p)
+{
+	(void)p;
+	__atomic_add_fetch(&counter, 1, __ATOMIC_RELEASE);
+}
+
+static bool count_within(uint64_t want, unsigned ms)
+{
+	int64_t end = now_ns() + (int64_t)ms * 1000000;
+
+	while (__atomic_load_n(&counter, __ATOMIC_ACQUIRE) < want && now_ns() < end)
+		sleep_ms(1);
+	return __atomic_load_n(&counter, __ATOMIC_ACQUIRE) >= want;
+}
+
+static test_wait_params gwp;
+static test_signal_params gsp;
+
+/* wait(s) -> host work -> signal(s2) */
+static hipError_t graph_nodes(hipGraph_t g, hipGraphNode_t *wn, hipGraphNode_t *sn)
+{
+	struct hx_ext_sem_node_params wp = { &c.s, &gwp, 1 }, sp = { &c.s2, &gsp, 1 };
+	struct hx_host_node_params hp = { work, NULL };
+	hipGraphNode_t hn;
+	hipError_t e;
+
+	e = hipGraphAddExternalSemaphoresWaitNode(wn, g, NULL, 0, &wp);
+	if (e)
+		return e;
+	HIPCHECK(hipGraphAddHostNode(&hn, g, wn, 1, &hp));
+	return hipGraphAddExternalSemaphoresSignalNode(sn, g, &hn, 1, &sp);
+}
+
+/* One launch of the graph on st: holds until s is signaled, then works
+ * and signals s2. */
+static void check_launch(hipGraphExec_t x, hipStream_t st, const char *what)
+{
+	uint64_t before = __atomic_load_n(&counter, __ATOMIC_ACQUIRE);
+	hipError_t e = hipGraphLaunch(x, st);
+
+	if (e != hipSuccess) {
+		refused(what, e);
+		return;
+	}
+	sleep_ms(100);
+	CHECK(__atomic_load_n(&counter, __ATOMIC_ACQUIRE) == before && !so_signaled(c.h2),
+	      "%s: the graph ran before its wait's signal", what);
+	so_signal(drm, c.h, 0);
+	CHECK(count_within(before + 1, 10000), "%s: the graph did not run after the signal", what);
+	CHECK(so_within(c.h2, 10000), "%s: the graph's signal was not delivered", what);
+	so_reset(c.h2);
+	HIPCHECK(hipStreamSynchronize(st));
+	CHECK(!so_signaled(c.h), "%s: the graph's wait left its binary signal", what);
+}
+
+static uint64_t other_counter;
+static void other_work(void *p)
+{
+	(void)p;
+	__atomic_add_fetch(&other_counter, 1, __ATOMIC_RELEASE);
+}
+
+static void make_other(void)
+{
+	hipGraph_t g;
+	hipGraphNode_t n;
+	struct hx_host_node_params hp = { other_work, NULL };
+
+	HIPCHECK(hipGraphCreate(&g, 0));
+	HIPCHECK(hipGraphAddHostNode(&n, g, NULL, 0, &hp));
+	HIPCHECK(hipGraphInstantiate(&c.other, g, NULL, NULL, 0));
+	HIPCHECK(hipGraphDestroy(g));
+	HIPCHECK(hipStreamCreate(&c.other_st));
+}
+
+static void op_graph(void)
+{
+	const char *op = c.op;
+	hipError_t e = hipSuccess;
+	hipStream_t ls;
+
+	memset(&gwp, 0, sizeof(gwp));
+	memset(&gsp, 0, sizeof(gsp));
+	make_sem();
+	c.s2 = sem_import_new(drm, &c.h2, false);
+	make_other();
+	atomic_store(&c.exec_gone, false);
+	c.exec = NULL;
+	c.st = NULL;
+	c.kind = c.kind == K_SPT ? K_SPT : K_PLAIN;
+	make_stream();
+	ls = c.st;
+	HIPCHECK(hipGraphCreate(&c.g, 0));
+	bool add = strcmp(op, "graph-add") == 0;
+	if (add)
+		arm();
+	e = graph_nodes(c.g, &c.wnode, &c.snode);
+	if (add) {
+		disarm();
+		if (e != hipSuccess) {
+			refused("adding the nodes", e);
+			goto out;
+		}
+	}
+	HIPCHECK(e);
+	if (strcmp(op, "graph-set") == 0) {
+		struct hx_ext_sem_node_params sp = { &c.s2, &gsp, 1 };
+		arm();
+		e = hipGraphExternalSemaphoresSignalNodeSetParams(c.snode, &sp);
+		disarm();
+		if (e != hipSuccess) {
+			refused("setting the signal node", e);
+			goto out;
+		}
+	}
+	bool inst = strcmp(op, "instantiate") == 0;
+	if (inst)
+		arm();
+	e = hipGraphInstantiate(&c.exec, c.g, NULL, NULL, 0);
+	if (inst) {
+		disarm();
+		if (e != hipSuccess) {
+			refused("the instantiate", e);
+			c.exec = NULL;
+			goto out;
+		}
+	}
+	HIPCHECK(e);
+	if (strcmp(op, "exec-update") == 0) {
+		hipGraph_t g2;
+		hipGraphNode_t w2, s2, err_node = NULL;
+		int result = 0;
+		HIPCHECK(hipGraphCreate(&g2, 0));
+		HIPCHECK(graph_nodes(g2, &w2, &s2));
+		arm();
+		e = hipGraphExecUpdate(c.exec, g2, &err_node, &result);
+		disarm();
+		HIPCHECK(hipGraphDestroy(g2));
+		if (e != hipSuccess)
+			refused("the exec update", e);
+	}
+	if (strcmp(op, "launch") == 0) {
+		uint64_t before = __atomic_load_n(&counter, __ATOMIC_ACQUIRE);
+		pthread_t r;
+		atomic_store(&op_returned, false);
+		atomic_store(&rescued, false);
+		CHECK(pthread_create(&r, NULL, rescuer, NULL) == 0, "pthread_create");
+		arm();
+		e = atomic_load(&c.exec_gone) ? hipErrorInvalidValue : hipGraphLaunch(c.exec, ls);
+		disarm();
+		atomic_store(&op_returned, true);
+		pthread_join(r, NULL);
+		if (atomic_load(&rescued)) {
+			/* The launch's waits fell back to blocking its caller. */
+			printf("the launch blocked its caller until the signal (host-blocking)\n");
+			CHECK(interf_is("refuse-wait") || fault_kind >= 0,
+			      "the launch blocked its caller until its signal (no refusal was "
+			      "injected)");
+			so_reset(c.h);
+			(void)so_within(c.h2, 10000);
+			so_reset(c.h2);
+			stream_sync_if_live(ls);
+		} else if (e != hipSuccess) {
+			refused("the launch", e);
+		} else {
+			sleep_ms(100);
+			if (!atomic_load(&c.s_gone) && !atomic_load(&c.so_touched))
+				CHECK(__atomic_load_n(&counter, __ATOMIC_ACQUIRE) == before,
+				      "the launch ran before its wait's signal");
+			so_signal(drm, c.h, 0);
+			if (!atomic_load(&c.st_gone)) {
+				CHECK(count_within(before + 1, 10000), "the launch did not run after "
+				      "the signal");
+				if (!atomic_load(&c.exec_gone))
+					CHECK(so_within(c.h2, 10000), "the launch's signal was not "
+					      "delivered");
+				stream_sync_if_live(ls);
+			}
+			so_reset(c.h2);
+			so_reset(c.h);
+		}
+	}
+	/* Another thread's capture of the launch's stream: ended, its
+	 * graph discarded (what it holds depends on when it began). */
+	if (own.live || own.ended) {
+		hipGraphExec_t x = end_capture_exec();
+		if (x)
+			HIPCHECK(hipGraphExecDestroy(x));
+		so_reset(c.h);
+		so_reset(c.h2);
+	}
+	if (strcmp(op, "exec-destroy") == 0) {
+		uint64_t before = __atomic_load_n(&counter, __ATOMIC_ACQUIRE);
+		HIPCHECK(hipGraphLaunch(c.exec, ls));
+		arm();
+		e = atomic_exchange(&c.exec_gone, true) ? hipSuccess : hipGraphExecDestroy(c.exec);
+		disarm();
+		if (e != hipSuccess)
+			refused("the exec destroy", e);
+		sleep_ms(50);
+		if (!atomic_load(&c.so_touched))
+			CHECK(__atomic_load_n(&counter, __ATOMIC_ACQUIRE) == before,
+			      "the launch ran before its wait's signal");
+		so_signal(drm, c.h, 0);
+		if (!atomic_load(&c.st_gone)) {
+			CHECK(count_within(before + 1, 10000), "the destroyed exec's launch did not "
+			      "run after the signal");
+			CHECK(so_within(c.h2, 10000), "the destroyed exec's signal was not delivered");
+			stream_sync_if_live(ls);
+		}
+		so_reset(c.h2);
+		so_reset(c.h);
+	}
+	/* The exec, if still there, works at every later launch (after a
+	 * refused wait the launches block their caller until the signal,
+	 * which the case gives after them: documented, not tried). */
+	if (!atomic_load(&c.exec_gone) && c.exec && !atomic_load(&c.s_gone) &&
+	    !interf_is("refuse-wait")) {
+		hipStream_t fs;
+		HIPCHECK(hipStreamCreate(&fs));
+		check_launch(c.exec, fs, "a later launch");
+		check_launch(c.exec, fs, "a second later launch");
+		HIPCHECK(hipStreamDestroy(fs));
+	}
+out:
+	if (c.exec && !atomic_load(&c.exec_gone))
+		HIPCHECK(hipGraphExecDestroy(c.exec));
+	if (c.other)
+		HIPCHECK(hipGraphExecDestroy(c.other));
+	c.other = NULL;
+	stream_sync_if_live(c.other_st);
+	HIPCHECK(hipStreamDestroy(c.other_st));
+	HIPCHECK(hipGraphDestroy(c.g));
+	so_reset(c.h);
+	sem_still_works();
+	drop_stream();
+	HIPCHECK(hipDestroyExternalSemaphore(c.s2));
+	drmSyncobjDestroy(drm, c.h2);
+	drop_sem();
+}
+#endif
+
+/* ---- arming ---------------------------------------------------------- */
+
+static const char *point;   /* ENTRY:N:WHEN, fault:CALL:N, or NULL (dry run) */
+
+static void arm(void)
+{
+	c.log_from = log_mark();
+	/* The DRM calls are counted from here to the end of the case's
+	 * run: the shim makes most of them later, as the stream runs. */
+	if (!atomic_exchange(&dcount_on, true))
+		for (int i = 0; i < D_N; i++)
+			atomic_store(&dcount[i], 0);
+	if (dry) {
+		cpuhipTestBoundaryTrace(1);
+		return;
+	}
+	if (fault_kind >= 0)
+		return;
+	char entry[64], when[16];
+	unsigned n;
+	int fields = sscanf(point, "%63[^:]:%u:%15s", entry, &n, when);
+	CHECK(fields == 3 && (strcmp(when, "before") == 0 || strcmp(when, "after") == 0),
+	      "bad point %s (ENTRY:N:before|after)", point);
+	CHECK(cpuhipTestInterleave(entry, n, strcmp(when, "after") == 0, interfere, NULL, 3000) == 0,
+	      "cpuhipTestInterleave refused the plan");
+}
+
+static int reached;
+
+static void disarm(void)
+{
+	if (dry) {
+		static char buf[8192];
+		cpuhipTestBoundaryTrace(0);
+		CHECK(cpuhipTestBoundaryCalls(buf, sizeof(buf)) != (size_t)-1, "trace overflow");
+		/* ENTRY counts, in order of first call. */
+		char *names[256];
+		int counts[256], n = 0;
+		for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+			int i;
+			for (i = 0; i < n && strcmp(names[i], line) != 0; i++)
+				;
+			if (i == n && n < 256) {
+				names[n] = line;
+				counts[n++] = 0;
+			}
+			if (i < 256)
+				counts[i]++;
+		}
+		for (int i = 0; i < n; i++)
+			printf("point %s %d\n", names[i], counts[i]);
+		return;
+	}
+	if (fault_kind >= 0)
+		return;
+	int st = cpuhipTestInterleaveState();
+	if (st == CPUHIP_IL_BLOCKED) {
+		/* Documented blocking: destroying a stream a wait is pending on
+		 * returns once the wait's signal came; the case signals. */
+		bool documented = interf_is("stream-destroy");
+		printf("the interference %s did not complete within 3 s at %s%s: signaling\n",
+		       c.interf, point, documented ? " (documented: a wait is pending)" : "");
+		so_signal(drm, c.h, 0);
+		st = cpuhipTestInterleaveFinish(10000);
+		CHECK(documented, "the interference %s did not complete within 3 s at %s: it "
+		      "waited for the operation (%s after the operation returned)", c.interf, point,
+		      st == CPUHIP_IL_DONE ? "it completed" : "still blocked 10 s");
+		CHECK(st == CPUHIP_IL_DONE, "the interference %s did not complete after the signal",
+		      c.interf);
+	} else {
+		st = cpuhipTestInterleaveFinish(0);
+	}
+	reached |= st == CPUHIP_IL_DONE;
+}
+
+static void run_op(void)
+{
+	if (strcmp(c.op, "signal") == 0)
+		op_signal();
+	else if (strcmp(c.op, "wait") == 0)
+		op_wait();
+	else if (strcmp(c.op, "sem-destroy") == 0)
+		op_sem_destroy();
+#if HX_TEST_ABI == 6
+	else if (!strcmp(c.op, "graph-add") || !strcmp(c.op, "graph-set") ||
+		 !strcmp(c.op, "instantiate") || !strcmp(c.op, "launch") ||
+		 !strcmp(c.op, "exec-update") || !strcmp(c.op, "exec-destroy"))
+		op_graph();
+#endif
+	else
+		FAIL("unknown operation %s", c.op);
+}
+
+/* A failed case shows the end of the shim's log. */
+static void log_tail(void)
+{
+	const char *path = getenv("HIPEXTSEM_LOG_FILE");
+	char line[512];
+	long size;
+	FILE *f;
+
+	if (passed || !path || !(f = fopen(path, "r")))
+		return;
+	fseek(f, 0, SEEK_END);
+	size = ftell(f);
+	fseek(f, size > 3000 ? size - 3000 : 0, SEEK_SET);
+	printf("--- the end of the shim's log:\n");
+	while (fgets(line, sizeof(line), f))
+		fputs(line, stdout);
+	fclose(f);
+	fflush(stdout);
+}
+
+static enum kind parse_kind(const char *kind)
+{
+	enum kind k = strcmp(kind, "spt") == 0 ? K_SPT : strcmp(kind, "capture") == 0 ? K_CAPTURE
+										 : K_PLAIN;
+	CHECK(k != K_PLAIN || strcmp(kind, "plain") == 0, "unknown kind %s", kind);
+	return k;
+}
+
+static void warm_up(void)
+{
+	hipStream_t w;
+
+	/* The shim opens its device and starts its waiter. */
+	c.interf = "none";
+	make_sem();
+	HIPCHECK(hipStreamCreate(&w));
+	HIPCHECK(signal1(c.s, 0, w));
+	HIPCHECK(wait1(c.s, 0, w));
+	HIPCHECK(hipStreamSynchronize(w));
+	HIPCHECK(hipStreamDestroy(w));
+	drop_sem();
+}
+
+int main(int argc, char **argv)
+{
+	int fds[2];
+	const int reps = 2;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc >= 4 && argc % 2 == 0 && strcmp(argv[1], "--dry") == 0) {
+		dry = true;
+	} else if (argc != 5) {
+		FAIL("usage: %s OP KIND POINT INTERFERENCE | --dry OP KIND [OP KIND]...", argv[0]);
+	}
+	CHECK(expect_shim(), "the shim is not loaded");
+	if (dry) {
+		/* Each operation once, with no interference, in a child of its
+		 * own that starts as a case does (the runtime not yet used):
+		 * its boundary calls and DRM calls ("combo OP KIND", "point
+		 * ENTRY N", "fault CALL N", "done OP KIND" if it passed). */
+		for (int i = 2; i + 1 < argc; i += 2) {
+			int status;
+			printf("combo %s %s\n", argv[i], argv[i + 1]);
+			fflush(stdout);
+			pid_t pid = fork();
+			CHECK(pid >= 0, "fork: %s", strerror(errno));
+			if (pid == 0) {
+				drm = drm_open();
+				c.flag = pinned(8 * sizeof(uint64_t));
+				warm_up();
+				c.op = argv[i];
+				c.kind = parse_kind(argv[i + 1]);
+				c.interf = "none";
+				run_op();
+				(void)hipDeviceSynchronize();
+				atomic_store(&dcount_on, false);
+				for (int d = 0; d < D_N; d++)
+					if (atomic_load(&dcount[d]))
+						printf("fault %s %d\n", dname[d], atomic_load(&dcount[d]));
+				fflush(stdout);
+				_exit(0);
+			}
+			CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
+			if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+				printf("done %s %s\n", argv[i], argv[i + 1]);
+			else
+				printf("failed %s %s\n", argv[i], argv[i + 1]);
+		}
+		return 0;
+	}
+	atexit(log_tail);
+	drm = drm_open();
+	c.flag = pinned(8 * sizeof(uint64_t));
+	warm_up();
+	c.op = argv[1];
+	c.kind = parse_kind(argv[2]);
+	point = argv[3];
+	c.interf = argv[4];
+	if (strncmp(point, "fault:", 6) == 0) {
+		char call[32];
+		int n = 0;
+		int fields = sscanf(point + 6, "%31[^:]:%d", call, &n);
+		CHECK(fields == 2 && n > 0, "bad fault %s", point);
+		for (int i = 0; i < D_N; i++)
+			if (strcmp(call, dname[i]) == 0)
+				fault_kind = i;
+		CHECK(fault_kind >= 0, "unknown DRM call %s", call);
+		atomic_store(&fault_nth, n);
+	}
+	/* Twice: what one run leaves over (file descriptors) shows. */
+	for (int i = 0; i < reps; i++) {
+		reached = 0;
+		atomic_store(&fault_hits, 0);
+		run_op();
+		(void)hipDeviceSynchronize();
+		atomic_store(&dcount_on, false);
+		if (fault_kind >= 0)
+			reached = atomic_load(&fault_hits) > 0;
+		/* A point of a first use (a helper made once per thread or
+		 * process) comes in the first run only. */
+		CHECK(reached || i > 0, "the boundary point %s was not reached: the case "
+		      "tested nothing", point);
+		if (!reached)
+			printf("repeat %d: %s not reached (a first use)\n", i + 1, point);
+		fds[i] = count_fds();
+	}
+	CHECK(fds[1] <= fds[0], "file descriptors grew over the repeats: %d, then %d", fds[0],
+	      fds[1]);
+	passed = true;
+	printf("ok: %s %s %s %s\n", c.op, argv[2], point, c.interf);
+	return 0;
+}
