@@ -312,6 +312,15 @@ static hipError_t capture_wait(const hipExternalSemaphore_t *hs, const void *par
 		       what, (void *)stream, (int)err, (void *)node);
 		return err;
 	}
+	/* Invalidated while the node went in (another thread's call): the
+	 * capture's graph will never run, and 5.3 to 6.1 run the stream's
+	 * later work for real past an invalidated capture, so a success here
+	 * would let that work pass the wait. */
+	if (hx_runtime_capture_status(stream) == HX_CAPTURE_STATUS_INVALIDATED) {
+		hx_err("%s: the capture of stream %p was invalidated while the wait was recorded",
+		       what, (void *)stream);
+		return hipErrorStreamCaptureInvalidated;
+	}
 	hx_dbg("%s: %u semaphore(s) recorded into capture %llu of stream %p as node %p", what,
 	       n, id, (void *)stream, (void *)node);
 	return hipSuccess;

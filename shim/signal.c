@@ -22,8 +22,16 @@
 /* Signals `sem` (at `value` if it is a timeline); a failure is logged. */
 static void signal_sem(const struct hx_sem *sem, uint64_t value)
 {
-	int ret = hx_sync_signal(&hx_reg.dev, sem->w.handle, sem->w.timeline ? value : 0);
+	int ret = 0;
 
+	/* On the runtime's callback thread, which must not block: a failed
+	 * ioctl is tried again at once, a few times (the other side would
+	 * otherwise wait for a signal that never comes). */
+	for (unsigned tries = 0; tries < 3; tries++) {
+		ret = hx_sync_signal(&hx_reg.dev, sem->w.handle, sem->w.timeline ? value : 0);
+		if (!ret)
+			break;
+	}
 	if (ret)
 		hx_err("%s(handle %u, point %llu) failed: %s",
 		       sem->w.timeline ? "DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL" : "DRM_IOCTL_SYNCOBJ_SIGNAL",
