@@ -713,6 +713,11 @@ static struct stream *stream_new_locked(unsigned int flags, int priority, bool i
 	return s;
 }
 
+hipStream_t cpuhip_tls_per_thread(void)
+{
+	return (hipStream_t)tls_per_thread;
+}
+
 static struct stream *per_thread_stream_locked(void)
 {
 	if (!tls_per_thread) {

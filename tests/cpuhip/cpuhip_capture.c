@@ -54,8 +54,23 @@ static struct cevent *cevents;
 static unsigned long long capture_ids;
 static __thread int thread_mode = HX_CAPTURE_MODE_GLOBAL;
 
+/* clr resolves hipStreamPerThread to the calling thread's own stream
+ * before it looks at capture state (hip::getStream, hip_stream.cpp): the
+ * state is kept by that stream, never by the shared handle, so one
+ * thread's capture of its per-thread stream is not another's. */
+static hipStream_t cs_key(hipStream_t s)
+{
+	hipStream_t own;
+
+	if (s != hipStreamPerThread)
+		return s;
+	own = cpuhip_tls_per_thread();
+	return own ? own : s;
+}
+
 static struct cstream *cs_find_locked(hipStream_t s)
 {
+	s = cs_key(s);
 	for (struct cstream *c = cstreams; c; c = c->next)
 		if (c->s == s)
 			return c;
@@ -65,6 +80,8 @@ static struct cstream *cs_find_locked(hipStream_t s)
 static struct cstream *cs_get_locked(hipStream_t s)
 {
 	struct cstream *c = cs_find_locked(s);
+
+	s = cs_key(s);
 
 	if (!c) {
 		c = calloc(1, sizeof(*c));

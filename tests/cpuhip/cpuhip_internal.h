@@ -39,6 +39,8 @@ hipError_t cpuhip_set_last_error(hipError_t e);
 /* The ROCm release whose answers this instance plays, as major * 100 +
  * minor (CPUHIP_ROCM; 502 for abi5, 603 for abi6 by default). */
 int cpuhip_release(void);
+/* The calling thread's per-thread stream, NULL until it is made. */
+hipStream_t cpuhip_tls_per_thread(void);
 /* The development tree crashes on a semaphore handle it did not make:
  * under that profile, aborts if `arr` holds any (cpuhip.c). */
 void cpuhip_foreign_sems(const char *what, const hipExternalSemaphore_t *arr, unsigned int n);
