@@ -8,4 +8,6 @@ static const struct rocr_kernel rocr_kernels[] = {
 	/* ROCr 5.2.3 (Debian 12), gfx900: 12 VGPRs, 32 SGPRs; dispatched by
 	 * the code-object loader's copy at start-up. */
 	{ 0xc9ed7ddde0f282c7ULL, K_ROCR_COPY_ALIGNED, "ROCr CopyAligned (5.2.3)" },
+	/* ROCr 6.1.2 (Debian's HIP 5.7.1 userland), gfx900: same registers. */
+	{ 0x0f0b93f302c26e87ULL, K_ROCR_COPY_ALIGNED, "ROCr CopyAligned (6.1.2)" },
 };
