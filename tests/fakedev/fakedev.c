@@ -234,6 +234,24 @@ ssize_t readlink(const char *path, char *out, size_t n)
 	return real_readlink(redirect(path, buf, sizeof(buf)), out, n);
 }
 
+/* VRAM the host cannot see is mapped PROT_NONE by libhsakmt; ROCr 6.x's
+ * code-object loader nevertheless writes some device segments with the
+ * CPU (HIP 6.4.3 on the fake device faulted there).  The fake behaves as
+ * a board with all VRAM host-visible (a large BAR): its memory is mapped
+ * readable and writable whatever the protection asked for. */
+void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	REAL(void *, mmap, void *, size_t, int, int, int, off_t);
+	if (prot == PROT_NONE && fd >= 0 && fd_is_fake(fd))
+		prot = PROT_READ | PROT_WRITE;
+	return real_mmap(addr, len, prot, flags, fd, off);
+}
+
+void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	return mmap(addr, len, prot, flags, fd, off);
+}
+
 /* --------------------------------------------------------------- memory */
 
 #define MEMFD_SIZE (1ULL << 40)
