@@ -9,7 +9,9 @@
  *                   after the other (the runtime starts once: under TCG
  *                   that is most of the time), one line per case passed
  *   accept all      runs "cases" and "exit-pending" each in a process of
- *                   its own, with a deadline; status 1 if either failed.
+ *                   its own, with a deadline, for each fake target in
+ *                   HX_ACCEPT_TARGETS (default "gfx900 gfx1030"); status 1
+ *                   if any failed.
  *                   Each child logs the shim at level 2 and must name
  *                   virtio-gpu's node: the shim must never use the fake
  *                   device's render node.
@@ -497,9 +499,21 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (strcmp(argv[1], "all") == 0) {
-		int bad = run_one(argv[0], "cases", 1);
-		fflush(stdout);
-		bad += run_one(argv[0], "exit-pending", 2);
+		/* Every case on each fake target (FAKEDEV_TARGET in the children). */
+		const char *env = getenv("HX_ACCEPT_TARGETS");
+		char targets[128], *save = NULL;
+		int bad = 0, idx = 0;
+		snprintf(targets, sizeof(targets), "%s", env && *env ? env : "gfx900 gfx1030");
+		for (char *t = strtok_r(targets, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+			setenv("FAKEDEV_TARGET", t, 1);
+			printf("# target %s\n", t);
+			fflush(stdout);
+			bad += run_one(argv[0], "cases", ++idx);
+			fflush(stdout);
+			bad += run_one(argv[0], "exit-pending", ++idx);
+			fflush(stdout);
+		}
+		printf("1..%d\n", idx);
 		return bad ? 1 : 0;
 	}
 	if (strcmp(argv[1], "cases") == 0) {
@@ -507,6 +521,12 @@ int main(int argc, char **argv)
 		int n = 0;
 		HIPOK(hipGetDeviceCount(&n));
 		CHECK(n == 1, "%d HIP devices (the fake device is not in place?)", n);
+		const char *want = getenv("FAKEDEV_TARGET");
+		hipDeviceProp_t prop;
+		HIPOK(hipGetDeviceProperties(&prop, 0));
+		CHECK(!want || !*want || strncmp(prop.gcnArchName, want, strlen(want)) == 0,
+		      "the device is %s, not the fake's %s", prop.gcnArchName, want);
+		printf("  device: %s\n", prop.gcnArchName);
 		for (size_t i = 0; i < NCASES; i++) {
 			if (strcmp(cases[i].name, "exit-pending") == 0)
 				continue;
