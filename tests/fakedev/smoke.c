@@ -5,13 +5,20 @@
  * stream wait-value that holds its stream (and a stream waiting on an
  * event recorded behind it) until another thread writes the value, the
  * stream querying "not ready" meanwhile; write-value; clean teardown.
- * Built against the HIP headers of the release it runs on. */
+ * Built against the HIP headers of the release it runs on.
+ *
+ * "fakedev-smoke unknown-kernel": a kernel the fake does not execute (clr's
+ * memset kernel, here) must abort the process with the fake's message,
+ * never complete as a no-op. */
 #include <hip/hip_runtime_api.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <signal.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define CHECK(x)                                                                    \
@@ -51,7 +58,39 @@ static void *writer(void *a)
 	return NULL;
 }
 
-int main(void)
+/* The child dispatches clr's fill kernel; the parent wants SIGABRT and
+ * "fakedev: FATAL" on the child's stderr within 60 s. */
+static int unknown_kernel(void)
+{
+	int p[2];
+	char buf[4096] = "";
+	size_t got = 0;
+	if (pipe(p) != 0)
+		return 1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		void *d;
+		dup2(p[1], 2);
+		alarm(60);
+		CHECK(hipMalloc(&d, 4096));
+		CHECK(hipMemsetAsync(d, 0x5a, 4096, NULL));
+		CHECK(hipDeviceSynchronize());
+		_exit(0); /* reached only if the kernel "ran" */
+	}
+	close(p[1]);
+	ssize_t r;
+	while (got < sizeof(buf) - 1 && (r = read(p[0], buf + got, sizeof(buf) - 1 - got)) > 0)
+		got += (size_t)r;
+	int st = 0;
+	waitpid(pid, &st, 0);
+	EXPECT(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT, "the child ended with status %#x", st);
+	EXPECT(strstr(buf, "fakedev: FATAL: dispatch of kernel __amd_rocclr_fillBuffer") != NULL,
+	       "no fatal message for the unknown kernel; stderr was: %s", buf);
+	printf("fakedev smoke: an unknown kernel aborts\n");
+	return 0;
+}
+
+int main(int argc, char **argv)
 {
 	int n = 0;
 	hipStream_t s, s2;
@@ -59,6 +98,8 @@ int main(void)
 	volatile uint64_t *h;
 	pthread_t t;
 
+	if (argc > 1 && strcmp(argv[1], "unknown-kernel") == 0)
+		return unknown_kernel();
 	CHECK(hipGetDeviceCount(&n));
 	EXPECT(n == 1, "%d devices", n);
 	CHECK(hipStreamCreate(&s));
