@@ -2283,6 +2283,13 @@ CPUHIP_EXPORT hipError_t hipImportExternalSemaphore(hipExternalSemaphore_t *out,
 	if (!out || !desc)
 		return ret(hipErrorInvalidValue);
 	const sem_desc_t *d = (const sem_desc_t *)desc;
+	/* 5.2: no type check, and a failed backend import answers
+	 * hipErrorInvalidValue (hipamd rocm-5.2.x src/hip_memory.cpp
+	 * hipImportExternalSemaphore; Debian's 5.2.3 on the fake device answers
+	 * 1 for every handle type, tests/realrt).  Later releases (5.7.1,
+	 * 6.4.3, 7.2.4 measured the same way) check the type first. */
+	if (release <= 502)
+		return ret(hipErrorInvalidValue);
 	/* clr accepts OpaqueFd..D3D12Fence here and rejects everything else. */
 	if (d->type < HX_SEM_HANDLE_OPAQUE_FD || d->type > HX_SEM_HANDLE_D3D12_FENCE)
 		return ret(hipErrorInvalidValue);

@@ -56,6 +56,9 @@ static void lookup(void)
 		CHECK(dlsym(rt, "hipGetProcAddress") == NULL, "hipGetProcAddress on a 5.x runtime");
 }
 
+/* The runtime loaded is a 5.x one (its soname ends in .5). */
+static bool rt_abi5;
+
 static void signal_case(void)
 {
 	__typeof__(hipImportExternalSemaphore) *imp;
@@ -92,7 +95,12 @@ static void signal_case(void)
 	d.v6.handle.fd = fd;
 	e = imp(&s, (const hipExternalSemaphoreHandleDesc *)&d);
 	if (!shim) {
-		EXPECT_ERR(e, hipErrorNotSupported);
+		/* 5.2 (the abi5 flavour's default) answers 1 for every failed
+		 * import, later releases 801 (tests/cpuhip). */
+		const char *r = getenv("CPUHIP_ROCM");
+		bool r52 = rt_abi5 && (!r || !*r || strcmp(r, "5.2") == 0);
+
+		EXPECT_ERR(e, r52 ? hipErrorInvalidValue : hipErrorNotSupported);
 		close(fd);
 		return;
 	}
@@ -111,6 +119,7 @@ int main(int argc, char **argv)
 	shim = expect_shim();
 	CHECK(dlsym(RTLD_DEFAULT, "hipStreamCreate") == NULL,
 	      "this program must not be linked to libamdhip64");
+	rt_abi5 = strlen(argv[1]) > 2 && strcmp(argv[1] + strlen(argv[1]) - 2, ".5") == 0;
 	rt = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
 	CHECK(rt != NULL, "dlopen(%s): %s", argv[1], dlerror());
 	if (!strcmp(argv[2], "lookup"))
