@@ -672,8 +672,10 @@ static void op_wait(void)
 	}
 	if (e != hipSuccess)
 		refused("the wait", e);
+	/* (Another thread's capture of hipStreamPerThread is of its own
+	 * per-thread stream: nothing of this thread's is in it.) */
 	if (c.late && e == hipSuccess && strncmp(c.interf, "capture-", 8) == 0 &&
-	    !interf_is("capture-end")) {
+	    !interf_is("capture-end") && c.kind != K_SPT) {
 		/* The capture began after the wait was enqueued on the stream
 		 * itself (the capture guard): that wait takes a signal of its
 		 * own, given now; the waiter consumes it (binary). */
