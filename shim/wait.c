@@ -333,6 +333,26 @@ static bool stream_is_valid(hipStream_t stream)
 	return hx_stream_valid(stream);
 }
 
+/* Hands the op's entries to the waiter and blocks the calling thread until
+ * op_release wakes it through `hb` (set up by the caller, op->host = hb);
+ * then frees the op.  `kick`: the waiter must look at the watchdog. */
+static hipError_t submit_and_block(struct hx_wait_op *op, struct hx_host_block *hb, bool kick)
+{
+	if (kick)
+		hx_waiter_kick();
+	hx_waiter_submit(&op->entries[0].w);
+	if (atomic_fetch_sub_explicit(&op->remaining, 1, memory_order_acq_rel) == 1)
+		op_release(op);
+	pthread_mutex_lock(&hb->lock);
+	while (!hb->done)
+		pthread_cond_wait(&hb->cond, &hb->lock);
+	pthread_mutex_unlock(&hb->lock);
+	pthread_cond_destroy(&hb->cond);
+	pthread_mutex_destroy(&hb->lock);
+	hx_reg_op_free(HX_OP_WAIT, op);
+	return hipSuccess;
+}
+
 /*
  * The host-blocking path: the calling thread blocks until every semaphore
  * of the call is signaled.  Its conditions go to the waiter thread as a
@@ -370,19 +390,7 @@ static hipError_t host_wait(struct hx_wait_op *op, hipStream_t stream)
 	kick = hx_reg.stuck_ns && !hx_reg.watch && hx_reg.waiter_wakes_at == INT64_MAX;
 	op_link_locked(op);
 	pthread_mutex_unlock(&hx_reg.lock);
-	if (kick)
-		hx_waiter_kick();
-	hx_waiter_submit(&op->entries[0].w);
-	if (atomic_fetch_sub_explicit(&op->remaining, 1, memory_order_acq_rel) == 1)
-		op_release(op);
-	pthread_mutex_lock(&hb.lock);
-	while (!hb.done)
-		pthread_cond_wait(&hb.cond, &hb.lock);
-	pthread_mutex_unlock(&hb.lock);
-	pthread_cond_destroy(&hb.cond);
-	pthread_mutex_destroy(&hb.lock);
-	hx_reg_op_free(HX_OP_WAIT, op);
-	return hipSuccess;
+	return submit_and_block(op, &hb, kick);
 }
 
 /* The host-blocking path for a wait that got there: the capture guard is
@@ -580,19 +588,7 @@ static hipError_t op_wait(const hipExternalSemaphore_t *hs, const void *params, 
 		pthread_cond_init(&hb.cond, NULL);
 		op->host = &hb;
 		hx_capture_guard_leave();
-		if (kick)
-			hx_waiter_kick();
-		hx_waiter_submit(&op->entries[0].w);
-		if (atomic_fetch_sub_explicit(&op->remaining, 1, memory_order_acq_rel) == 1)
-			op_release(op);
-		pthread_mutex_lock(&hb.lock);
-		while (!hb.done)
-			pthread_cond_wait(&hb.cond, &hb.lock);
-		pthread_mutex_unlock(&hb.lock);
-		pthread_cond_destroy(&hb.cond);
-		pthread_mutex_destroy(&hb.lock);
-		hx_reg_op_free(HX_OP_WAIT, op);
-		return hipSuccess;
+		return submit_and_block(op, &hb, kick);
 	}
 	if (kick)
 		hx_waiter_kick();
