@@ -477,9 +477,14 @@ bool hx_capture_guard_lock(void)
 	for (struct guard_slot *slot = atomic_load_explicit(&guard_slots, memory_order_acquire);
 	     slot; slot = slot->next) {
 		/* A call in flight: it enqueues and leaves (a call blocked in
-		 * the runtime, by full rings say, holds the writer here). */
-		while (atomic_load_explicit(&slot->active, memory_order_acquire))
-			usleep(50);
+		 * the runtime, by full rings say, holds the writer here: the
+		 * poll backs off to 2 ms so that it costs next to nothing). */
+		unsigned us = 50;
+		while (atomic_load_explicit(&slot->active, memory_order_acquire)) {
+			usleep(us);
+			if (us < 2000)
+				us *= 2;
+		}
 	}
 	return true;
 }

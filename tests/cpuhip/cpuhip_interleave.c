@@ -21,9 +21,11 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -62,6 +64,7 @@ struct worker_arg {
 	void *arg;
 	char action[32];
 	hipStream_t stream;
+	atomic_int tid;
 	atomic_bool done;
 };
 
@@ -72,6 +75,7 @@ static void *worker_main(void *p)
 	struct worker_arg *w = p;
 
 	il_interfering = true;
+	atomic_store(&w->tid, (int)syscall(SYS_gettid));
 	if (w->fn)
 		w->fn(w->arg, w->stream);
 	else
@@ -94,6 +98,69 @@ static bool join_within(pthread_t t, unsigned ms)
 	return pthread_timedjoin_np(t, NULL, &ts) == 0;
 }
 
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Whether thread `tid` of this process sleeps in futex(2) or in a timed
+ * sleep now (a lock, a condition, or a poll that backs off): the first
+ * field of /proc/self/task/TID/syscall is the number of the system call
+ * it is blocked in ("running" while it runs). */
+static bool sleeping(int tid)
+{
+	char path[64], buf[32];
+	FILE *f;
+	long nr;
+
+	if (tid <= 0)
+		return false;
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	bool ok = fgets(buf, sizeof(buf), f) && sscanf(buf, "%ld", &nr) == 1;
+	fclose(f);
+	return ok && (nr == SYS_futex || nr == SYS_nanosleep || nr == SYS_clock_nanosleep);
+}
+
+/* How long the interference must have slept, sampled every 2 ms with at
+ * most two samples in a row finding it awake (a poll's wake-ups), to count
+ * as blocked: by a lock or a condition of the call it interrupts (which
+ * cannot go on until the interference returns), or by work pending on a
+ * stream. */
+#define BLOCKED_SLEEP_MS 150
+
+/* Joins the interference within ms; false if it is still running then, or
+ * earlier once it has slept for BLOCKED_SLEEP_MS: waiting out the whole
+ * bound for an interference that waits for the interrupted call decides
+ * nothing more and cost seconds a case. */
+static bool join_or_blocked(pthread_t t, struct worker_arg *w, unsigned ms)
+{
+	int64_t end = mono_ms() + ms, since = -1;
+	int awake = 0;
+
+	for (;;) {
+		int64_t now = mono_ms();
+		if (join_within(t, 2))
+			return true;
+		if (now >= end)
+			return false;
+		if (sleeping(atomic_load(&w->tid))) {
+			awake = 0;
+			if (since < 0)
+				since = now;
+			else if (now - since >= BLOCKED_SLEEP_MS)
+				return false;
+		} else if (++awake > 2) {
+			since = -1;
+		}
+	}
+}
+
 /* Runs the plan's interference on a thread of its own and waits for it
  * (called without il_lock). */
 static void fire(hipStream_t s)
@@ -108,6 +175,7 @@ static void fire(hipStream_t s)
 	memcpy(w.action, il.action, sizeof(w.action));
 	w.stream = s;
 	atomic_store(&w.done, false);
+	atomic_store(&w.tid, 0);
 	ms = il.timeout_ms;
 	il.state = CPUHIP_IL_RUNNING;
 	pthread_mutex_unlock(&il_lock);
@@ -115,7 +183,7 @@ static void fire(hipStream_t s)
 		fprintf(stderr, "cpuhip: interleave: cannot start the interference thread\n");
 		abort();
 	}
-	bool joined = join_within(t, ms);
+	bool joined = join_or_blocked(t, &w, ms);
 	pthread_mutex_lock(&il_lock);
 	if (joined) {
 		il.state = CPUHIP_IL_DONE;

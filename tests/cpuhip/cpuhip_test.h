@@ -47,8 +47,10 @@ typedef void (*cpuhipTestInterference)(void *arg, hipStream_t stream);
 /* Arms one plan for the calling thread's calls: before (after = 0) or
  * after the nth call of `entry` (counted from now), fn(arg, stream) runs
  * on a new thread, and the call waits for it to complete, at most
- * timeout_ms (0: 5000); after that it goes on with the interference still
- * running (CPUHIP_IL_BLOCKED).  Also starts a new trace.  -1 if a previous
+ * timeout_ms (0: 5000), or less once the interference has slept (futex or
+ * a timed sleep) for 150 ms (blocked by a lock or a condition); then
+ * the call goes on with the interference still running
+ * (CPUHIP_IL_BLOCKED).  Also starts a new trace.  -1 if a previous
  * interference is still running or the arguments are wrong. */
 int cpuhipTestInterleave(const char *entry, unsigned nth, int after,
 			 cpuhipTestInterference fn, void *arg, unsigned timeout_ms);
