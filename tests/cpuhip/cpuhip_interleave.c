@@ -52,50 +52,55 @@ static struct {
 	char action[32];
 	unsigned timeout_ms;
 	int state;                 /* CPUHIP_IL_* */
-	bool worker_live;
-	pthread_t worker;
+	struct worker_arg *worker; /* an interference not done yet */
 	char trace[8192];
 	size_t trace_len;
 	bool trace_full;
 } il;
 
+/* One interference: shared by its (detached) thread and the thread that
+ * waits for it, freed by the last of the two. */
 struct worker_arg {
 	cpuhipTestInterference fn;
 	void *arg;
 	char action[32];
 	hipStream_t stream;
 	atomic_int tid;
-	atomic_bool done;
+	atomic_bool done; /* returned, or said it is done (cpuhipTestInterferenceDone) */
+	atomic_int refs;
 };
 
+static __thread struct worker_arg *tls_worker;
+
 static void builtin_action(const char *action, hipStream_t s);
+
+static void worker_put(struct worker_arg *w)
+{
+	if (atomic_fetch_sub(&w->refs, 1) == 1)
+		free(w);
+}
 
 static void *worker_main(void *p)
 {
 	struct worker_arg *w = p;
 
 	il_interfering = true;
+	tls_worker = w;
 	atomic_store(&w->tid, (int)syscall(SYS_gettid));
 	if (w->fn)
 		w->fn(w->arg, w->stream);
 	else
 		builtin_action(w->action, w->stream);
 	atomic_store(&w->done, true);
+	tls_worker = NULL;
+	worker_put(w);
 	return NULL;
 }
 
-static bool join_within(pthread_t t, unsigned ms)
+CPUHIP_EXPORT void cpuhipTestInterferenceDone(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
-	return pthread_timedjoin_np(t, NULL, &ts) == 0;
+	if (tls_worker)
+		atomic_store(&tls_worker->done, true);
 }
 
 static int64_t mono_ms(void)
@@ -132,24 +137,32 @@ static bool sleeping(int tid)
  * as blocked: by a lock or a condition of the call it interrupts (which
  * cannot go on until the interference returns), or by work pending on a
  * stream. */
-#define BLOCKED_SLEEP_MS 150
+#define BLOCKED_SLEEP_MS 400
 
-/* Joins the interference within ms; false if it is still running then, or
- * earlier once it has slept for BLOCKED_SLEEP_MS: waiting out the whole
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+/* Waits for the interference to be done, at most ms; with `early`, false
+ * as soon as it has slept for BLOCKED_SLEEP_MS: waiting out the whole
  * bound for an interference that waits for the interrupted call decides
  * nothing more and cost seconds a case. */
-static bool join_or_blocked(pthread_t t, struct worker_arg *w, unsigned ms)
+static bool wait_done(struct worker_arg *w, unsigned ms, bool early)
 {
 	int64_t end = mono_ms() + ms, since = -1;
 	int awake = 0;
 
 	for (;;) {
 		int64_t now = mono_ms();
-		if (join_within(t, 2))
+		if (atomic_load(&w->done))
 			return true;
 		if (now >= end)
 			return false;
-		if (sleeping(atomic_load(&w->tid))) {
+		if (early && sleeping(atomic_load(&w->tid))) {
 			awake = 0;
 			if (since < 0)
 				since = now;
@@ -158,6 +171,7 @@ static bool join_or_blocked(pthread_t t, struct worker_arg *w, unsigned ms)
 		} else if (++awake > 2) {
 			since = -1;
 		}
+		sleep_ms(2);
 	}
 }
 
@@ -165,32 +179,36 @@ static bool join_or_blocked(pthread_t t, struct worker_arg *w, unsigned ms)
  * (called without il_lock). */
 static void fire(hipStream_t s)
 {
-	static struct worker_arg w; /* one plan at a time */
+	struct worker_arg *w = calloc(1, sizeof(*w));
 	pthread_t t;
 	unsigned ms;
 
+	if (!w) {
+		fprintf(stderr, "cpuhip: interleave: out of memory\n");
+		abort();
+	}
 	pthread_mutex_lock(&il_lock);
-	w.fn = il.fn;
-	w.arg = il.arg;
-	memcpy(w.action, il.action, sizeof(w.action));
-	w.stream = s;
-	atomic_store(&w.done, false);
-	atomic_store(&w.tid, 0);
+	w->fn = il.fn;
+	w->arg = il.arg;
+	memcpy(w->action, il.action, sizeof(w->action));
+	w->stream = s;
+	atomic_init(&w->refs, 2);
 	ms = il.timeout_ms;
 	il.state = CPUHIP_IL_RUNNING;
 	pthread_mutex_unlock(&il_lock);
-	if (pthread_create(&t, NULL, worker_main, &w) != 0) {
+	if (pthread_create(&t, NULL, worker_main, w) != 0) {
 		fprintf(stderr, "cpuhip: interleave: cannot start the interference thread\n");
 		abort();
 	}
-	bool joined = join_or_blocked(t, &w, ms);
+	pthread_detach(t);
+	bool done = wait_done(w, ms, true);
 	pthread_mutex_lock(&il_lock);
-	if (joined) {
+	if (done) {
 		il.state = CPUHIP_IL_DONE;
+		worker_put(w);
 	} else {
 		il.state = CPUHIP_IL_BLOCKED;
-		il.worker = t;
-		il.worker_live = true;
+		il.worker = w;
 	}
 	pthread_mutex_unlock(&il_lock);
 }
@@ -269,7 +287,7 @@ CPUHIP_EXPORT int cpuhipTestInterleave(const char *entry, unsigned nth, int afte
 	if (!entry || nth == 0 || strlen(entry) >= sizeof(il.entry))
 		return -1;
 	pthread_mutex_lock(&il_lock);
-	if (il.worker_live) {
+	if (il.worker) {
 		pthread_mutex_unlock(&il_lock);
 		return -1;
 	}
@@ -325,22 +343,21 @@ CPUHIP_EXPORT int cpuhipTestInterleaveState(void)
 
 CPUHIP_EXPORT int cpuhipTestInterleaveFinish(unsigned timeout_ms)
 {
-	pthread_t t;
-	bool live;
+	struct worker_arg *w;
 	int st;
 
 	atomic_store(&il_on, false);
 	pthread_mutex_lock(&il_lock);
-	live = il.worker_live;
-	t = il.worker;
+	w = il.worker;
 	pthread_mutex_unlock(&il_lock);
-	if (live) {
-		if (!join_within(t, timeout_ms))
+	if (w) {
+		if (!wait_done(w, timeout_ms, false))
 			return CPUHIP_IL_BLOCKED;
 		pthread_mutex_lock(&il_lock);
-		il.worker_live = false;
+		il.worker = NULL;
 		il.state = CPUHIP_IL_DONE;
 		pthread_mutex_unlock(&il_lock);
+		worker_put(w);
 	}
 	pthread_mutex_lock(&il_lock);
 	st = il.state;

@@ -48,7 +48,7 @@ typedef void (*cpuhipTestInterference)(void *arg, hipStream_t stream);
  * after the nth call of `entry` (counted from now), fn(arg, stream) runs
  * on a new thread, and the call waits for it to complete, at most
  * timeout_ms (0: 5000), or less once the interference has slept (futex or
- * a timed sleep) for 150 ms (blocked by a lock or a condition); then
+ * a timed sleep) for 400 ms (blocked by a lock or a condition); then
  * the call goes on with the interference still running
  * (CPUHIP_IL_BLOCKED).  Also starts a new trace.  -1 if a previous
  * interference is still running or the arguments are wrong. */
@@ -62,6 +62,9 @@ int cpuhipTestInterleave(const char *entry, unsigned nth, int after,
  * (WHEN before or after) arms the same for every thread from the start. */
 int cpuhipTestInterleaveAction(const char *entry, unsigned nth, int after, const char *action,
 			       unsigned timeout_ms);
+/* Called by an interference (fn) that goes on running: it counts as
+ * done from now (a capture's owner that stays to end it later). */
+void cpuhipTestInterferenceDone(void);
 /* State of the armed plan (CPUHIP_IL_*). */
 int cpuhipTestInterleaveState(void);
 /* Disarms: waits at most timeout_ms for an interference still running

@@ -201,29 +201,49 @@ static struct ctx {
 
 /* A capture owner: begins a capture on a thread that stays, so that the
  * capture (ThreadLocal and Global ones may be ended by their thread only)
- * can be ended after the operation. */
+ * can be ended after the operation.  The test's own capture (KIND
+ * capture) has a thread of its own; a capture interference's owner is the
+ * interference thread itself, which tells cpuhip it is done once the
+ * capture has begun (so that a begin blocked by the shim's capture guard
+ * is seen asleep in the shim, not in a wait for another thread). */
 struct owner {
 	pthread_t t;
 	pthread_mutex_t m;
 	pthread_cond_t cv;
 	int mode;
-	int cmd;              /* 0 none, 1 end, 2 quit */
-	bool began;
+	int cmd;              /* 0 none, 1 end */
+	bool began, finished;
 	hipError_t begin_err, end_err;
 	hipGraph_t graph;
 	bool ended;
-	bool live;
+	_Atomic bool live;
 } own = { .m = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
-static void *owner_main(void *arg)
+static void say(const char *what, hipError_t e);
+
+static void owner_reset(int mode)
 {
-	int mode = own.mode;
-	(void)arg;
-	hipError_t e = hipStreamBeginCapture(c.st, mode);
+	own.mode = mode;
+	own.cmd = 0;
+	own.began = own.ended = own.finished = false;
+	own.graph = NULL;
+	own.live = true;
+}
+
+/* Begins the capture, waits for owner_end, ends it. */
+static void owner_body(const char *interference)
+{
+	hipError_t e = hipStreamBeginCapture(c.st, own.mode);
 	pthread_mutex_lock(&own.m);
 	own.begin_err = e;
 	own.began = true;
 	pthread_cond_broadcast(&own.cv);
+	pthread_mutex_unlock(&own.m);
+	if (interference) {
+		say(interference, e);
+		cpuhipTestInterferenceDone();
+	}
+	pthread_mutex_lock(&own.m);
 	while (own.cmd == 0)
 		pthread_cond_wait(&own.cv, &own.m);
 	pthread_mutex_unlock(&own.m);
@@ -233,19 +253,23 @@ static void *owner_main(void *arg)
 	own.end_err = ee;
 	own.graph = g;
 	own.ended = true;
+	own.finished = true;
 	pthread_cond_broadcast(&own.cv);
 	pthread_mutex_unlock(&own.m);
+}
+
+static void *owner_main(void *arg)
+{
+	(void)arg;
+	owner_body(NULL);
 	return NULL;
 }
 
 static hipError_t owner_begin(int mode)
 {
-	own.mode = mode;
-	own.cmd = 0;
-	own.began = own.ended = false;
-	own.graph = NULL;
+	owner_reset(mode);
 	CHECK(pthread_create(&own.t, NULL, owner_main, NULL) == 0, "pthread_create");
-	own.live = true;
+	pthread_detach(own.t);
 	pthread_mutex_lock(&own.m);
 	while (!own.began)
 		pthread_cond_wait(&own.cv, &own.m);
@@ -265,11 +289,12 @@ static hipGraph_t owner_end(hipError_t *err)
 	pthread_mutex_lock(&own.m);
 	own.cmd = 1;
 	pthread_cond_broadcast(&own.cv);
-	pthread_mutex_unlock(&own.m);
-	pthread_join(own.t, NULL);
-	own.live = false;
+	while (!own.finished)
+		pthread_cond_wait(&own.cv, &own.m);
 	*err = own.end_err;
 	g = own.graph;
+	pthread_mutex_unlock(&own.m);
+	own.live = false;
 	return g;
 }
 
@@ -292,7 +317,9 @@ static void interfere(void *arg, hipStream_t call_stream)
 			printf("interference %s: the stream is captured already\n", a);
 			return;
 		}
-		say(a, owner_begin(a[8] == 'g' ? 0 : a[8] == 't' ? 1 : 2));
+		/* This thread owns the capture until owner_end. */
+		owner_reset(a[8] == 'g' ? 0 : a[8] == 't' ? 1 : 2);
+		owner_body(a);
 	} else if (strcmp(a, "capture-end") == 0) {
 		hipError_t e;
 		hipGraph_t g = owner_end(&e);
@@ -693,6 +720,13 @@ static void op_wait(void)
 	/* A mark the release did not capture (refused, or run at once). */
 	if (me != hipSuccess || load64(f))
 		mark_captured = false;
+	if (x && !mark_captured && c.late && interf_is("capture-end") && me == hipSuccess) {
+		/* The capture's end waited for the call (the capture guard):
+		 * the wait went into the graph, the stream holds nothing, and
+		 * the mark runs without a signal. */
+		CHECK(flag_within(f, 10000), "the stream held work queued after its capture ended, "
+		      "which the wait recorded into the capture must not hold");
+	}
 	if (x && !mark_captured) {
 		/* The capture ended before the operation, or it was another
 		 * thread's capture of its own hipStreamPerThread (cpuhip keys
