@@ -16,6 +16,14 @@
  * - glibc's own functions are found without going through our dlsym: the
  *   shim calls dlvsym@GLIBC_2.2.5 (which it does not define; its own
  *   dlvsym is only the GLIBC_2.34 default) to get dlsym@GLIBC_2.34.
+ * - Hidden functions: a name the runtime does not export but hands out
+ *   through its own hipGetProcAddress (hipExternalMemoryGetMappedMipmappedArray;
+ *   hidden_names below) is answered on the runtime's own handle with the
+ *   pointer that hipGetProcAddress gives, so that a dlopen loader reaches
+ *   what a hipGetProcAddress caller reaches.  Where the runtime's
+ *   hipGetProcAddress does not hand it out (every release and the
+ *   development tree of clr, docs/interposition.md) the lookup stays NULL,
+ *   with glibc's dlerror() message.
  *
  * Version nodes: dlsym is exported as dlsym@@GLIBC_2.34 and
  * dlsym@GLIBC_2.2.5 (binaries built before glibc 2.34 reference the
@@ -23,12 +31,14 @@
  * shim does not interpose dlsym.
  */
 #include <dlfcn.h>
+#include <link.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "hipextsem/hip_api.h"
 #include "intercept.h"
 #include "log.h"
 
@@ -167,12 +177,96 @@ static bool caller_is_shim(const void *ra)
 	return dladdr(ra, &info) && info.dli_fbase == base;
 }
 
-static void *substitute(void *found, const char *name, const char *version, const void *ra)
+/* Names a runtime may implement without exporting them: the lookup on the
+ * runtime's handle then asks the runtime's own hipGetProcAddress. */
+static const char *const hidden_names[] = {
+	"hipExternalMemoryGetMappedMipmappedArray",
+};
+
+static bool hidden_name(const char *name)
+{
+	for (size_t i = 0; i < sizeof(hidden_names) / sizeof(hidden_names[0]); i++)
+		if (strcmp(name, hidden_names[i]) == 0)
+			return true;
+	return false;
+}
+
+/* The handle glibc has just searched (so it is a valid one) is a
+ * libamdhip64 file's own handle. */
+static bool runtime_handle(void *handle)
+{
+	struct link_map *lm = NULL;
+	const char *base;
+
+	if (dlinfo(handle, RTLD_DI_LINKMAP, &lm) != 0 || !lm || !lm->l_name)
+		return false;
+	base = strrchr(lm->l_name, '/');
+	base = base ? base + 1 : lm->l_name;
+	return strncmp(base, "libamdhip64.so", 14) == 0;
+}
+
+/* Set while the runtime's hipGetProcAddress answers for a hidden name: clr's
+ * looks the name up with dlsym on its own handle, which comes back here. */
+static __thread bool in_hidden_lookup;
+
+/* What the runtime on `handle` hands out for `name` through its own
+ * hipGetProcAddress (glibc's dlsym finds it, never the shim's), or NULL.
+ * Its answer is taken as it is: the shim invents nothing.  *asked: the
+ * runtime was called (which may have left dlerror() changed). */
+static void *hidden_lookup(void *handle, const char *name, bool *asked)
+{
+	__typeof__(hipGetProcAddress) *gpa;
+	__typeof__(hipRuntimeGetVersion) *rgv;
+	hipDriverProcAddressQueryResult status = HIP_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+	int version = 0, hip_version = 600;
+	void *fn = NULL;
+	hipError_t err;
+
+	if (in_hidden_lookup || !runtime_handle(handle))
+		return NULL;
+	*asked = true; /* the lookups below reset dlerror() */
+	*(void **)&gpa = hx_real_dlsym(handle, "hipGetProcAddress");
+	if (!gpa)
+		return NULL; /* before 6.1: nothing hands it out */
+	*(void **)&rgv = hx_real_dlsym(handle, "hipRuntimeGetVersion");
+	/* hipVersion as a caller of this runtime would pass it (major * 100 +
+	 * minor of HIP_VERSION, major * 10^7 + minor * 10^5 + patch). */
+	if (rgv && rgv(&version) == hipSuccess && version > 0)
+		hip_version = version / 10000000 * 100 + version / 100000 % 100;
+	in_hidden_lookup = true;
+	err = gpa(name, &fn, hip_version, 0, &status);
+	in_hidden_lookup = false;
+	if (err != hipSuccess || status != HIP_GET_PROC_ADDRESS_SUCCESS || !fn)
+		return NULL;
+	hx_dbg("dlsym(%s) on the runtime's handle: not exported, handing out what its "
+	       "hipGetProcAddress gives (%p)", name, fn);
+	return fn;
+}
+
+static void *substitute(void *handle, void *found, const char *name, const char *version,
+			const void *ra)
 {
 	void *mine;
 
-	if (!found || !name || strncmp(name, "hip", 3) != 0)
+	if (!name || strncmp(name, "hip", 3) != 0)
 		return found;
+	if (!found) {
+		bool asked = false;
+		void *fn;
+
+		if (!hidden_name(name) || caller_is_shim(ra))
+			return NULL;
+		fn = hidden_lookup(handle, name, &asked);
+		if (fn) {
+			(void)dlerror(); /* glibc's "undefined symbol" no longer holds */
+			return fn;
+		}
+		/* NULL, with glibc's own dlerror() message for this lookup. */
+		if (asked)
+			return version ? hx_real_dlvsym(handle, name, version)
+				       : hx_real_dlsym(handle, name);
+		return NULL;
+	}
 	mine = hx_intercept_lookup(name, version);
 	if (!mine || caller_is_shim(ra) || !from_libamdhip64(found))
 		return found;
@@ -185,13 +279,13 @@ static void *substitute(void *found, const char *name, const char *version, cons
 void *hx_dlsym_handle(void *handle, const char *name)
 {
 	void *ra = __builtin_return_address(0);
-	return substitute(hx_real_dlsym(handle, name), name, NULL, ra);
+	return substitute(handle, hx_real_dlsym(handle, name), name, NULL, ra);
 }
 
 void *hx_dlvsym_handle(void *handle, const char *name, const char *version)
 {
 	void *ra = __builtin_return_address(0);
-	return substitute(hx_real_dlvsym(handle, name, version), name, version, ra);
+	return substitute(handle, hx_real_dlvsym(handle, name, version), name, version, ra);
 }
 
 #endif

@@ -210,6 +210,7 @@ static struct {
 	bool attrs_zero;    /* CPUHIP_DEVICE_ATTRS=zero */
 	bool cp_wait;       /* GPU_STREAMOPS_CP_WAIT=1 */
 	bool wait_refused;  /* CPUHIP_STREAM_WAIT=refuse (test-only fault) */
+	bool mipmap_hidden; /* CPUHIP_MIPMAP=hidden (6.x flavours; hypothetical) */
 	int pci_domain, pci_bus, pci_device, pci_function;
 } g = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -507,6 +508,8 @@ static void global_init(void)
 		last_error_failures_only = false;
 	e = getenv("CPUHIP_STREAM_WAIT");
 	g.wait_refused = e && strcmp(e, "refuse") == 0;
+	e = getenv("CPUHIP_MIPMAP");
+	g.mipmap_hidden = CPUHIP_ABI == 6 && e && strcmp(e, "hidden") == 0;
 	parse_pci();
 	pthread_mutex_lock(&g.lock);
 	g.null_stream = stream_new_locked(hipStreamDefault, 0, true);
@@ -2416,6 +2419,55 @@ CPUHIP_EXPORT hipError_t hipGetProcAddress_spt(const char *symbol, void **pfn, i
 }
 #endif
 
+/* CPUHIP_MIPMAP=hidden: hipExternalMemoryGetMappedMipmappedArray built
+ * but not exported, handed out by hipGetProcAddress only.  No runtime
+ * does this: clr implements the call (hip_memory.cpp) and its version
+ * script leaves it out, and its hipGetProcAddress resolves every name
+ * with dlsym on the library's own handle (hip_device.cpp,
+ * hipGetProcAddress_common), so it answers SYMBOL_NOT_FOUND, as this
+ * library does by default.  The mode plays a runtime whose lookup went
+ * through its dispatch table instead, for hipextsem's dlsym forwarding.
+ * cpuhip imports no external memory: the call counts itself and refuses
+ * every handle (none is one it made) and NULL arguments with
+ * hipErrorInvalidValue. */
+static atomic_int mipmap_calls;
+
+static hipError_t hidden_mipmapped_array(void **mipmap, void *extMem, const void *mipmapDesc)
+{
+	atomic_fetch_add(&mipmap_calls, 1);
+	(void)mipmap;
+	(void)extMem;
+	(void)mipmapDesc;
+	return ret(hipErrorInvalidValue);
+}
+
+CPUHIP_EXPORT int cpuhipTestMipmapCalls(void)
+{
+	return atomic_load(&mipmap_calls);
+}
+
+/* As clr's lookup does for every name: dlsym on the library's own handle
+ * first (a dlopen of itself; the name is not exported, so it fails, and
+ * with a preloaded dlsym hook it goes through that hook), and only then,
+ * unlike clr, the internal table. */
+static void *mipmap_lookup(const char *name)
+{
+	static void *handle; /* kept open, as clr keeps its handle */
+	void *self = __atomic_load_n(&handle, __ATOMIC_ACQUIRE), *none = NULL, *p = NULL;
+	Dl_info di;
+
+	if (!self && dladdr((void *)&hidden_mipmapped_array, &di) && di.dli_fname &&
+	    (self = dlopen(di.dli_fname, RTLD_LAZY | RTLD_NOLOAD)) &&
+	    !__atomic_compare_exchange_n(&handle, &none, self, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE)) {
+		dlclose(self); /* another thread's is kept */
+		self = none;
+	}
+	if (self)
+		p = dlsym(self, name);
+	return p ? p : (void *)&hidden_mipmapped_array;
+}
+
 static hipError_t get_proc_address(const char *symbol, void **pfn, int hipVersion,
 				   uint64_t flags, hipDriverProcAddressQueryResult *symbolStatus,
 				   bool force_spt)
@@ -2441,7 +2493,9 @@ static hipError_t get_proc_address(const char *symbol, void **pfn, int hipVersio
 		snprintf(name, sizeof(name), "%s", symbol);
 	}
 	void *p = NULL;
-	if (spt) {
+	if (g.mipmap_hidden && strcmp(name, "hipExternalMemoryGetMappedMipmappedArray") == 0)
+		p = mipmap_lookup(name);
+	if (spt && !p) {
 		char sname[300];
 		snprintf(sname, sizeof(sname), "%s_spt", name);
 		p = cpuhip_lookup_proc(sname);

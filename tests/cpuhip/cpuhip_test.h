@@ -21,6 +21,9 @@ hipError_t cpuhipTestEnqueueDelay(hipStream_t stream, unsigned int usec);
 hipError_t cpuhipTestStreamWorkerTid(hipStream_t stream, pid_t *tid);
 /* Thread id of the process-wide callback handler thread (0 if not started). */
 hipError_t cpuhipTestCallbackThreadTid(pid_t *tid);
+/* 6.x flavours: calls of the hidden hipExternalMemoryGetMappedMipmappedArray
+ * that CPUHIP_MIPMAP=hidden hands out through hipGetProcAddress. */
+int cpuhipTestMipmapCalls(void);
 /* Number of streams created by hipStreamCreate* and not yet destroyed. */
 int cpuhipTestLiveStreams(void);
 /* 5 or 6: the flavour of the loaded library. */

@@ -12,7 +12,10 @@
  *                             as dlsym on the handle hands them out, and
  *                             the four semaphore calls as dlsym and those
  *                             hand them out: each must be the shim's (exit
- *                             1 otherwise)
+ *                             1 otherwise); and dlsym of
+ *                             hipExternalMemoryGetMappedMipmappedArray must
+ *                             give what hipGetProcAddress gives (NULL where
+ *                             it gives nothing)
  *
  * No HIP header: the few types are spelled out (their layout does not
  * matter for the calls made here, which pass NULL or scalars).
@@ -156,6 +159,25 @@ static int procaddr(void)
 			printf("hipGetDriverEntryPoint_spt %s: %d %s\n", names[i], r,
 			       !p ? "(none)" : p == want ? "shim" : "RUNTIME");
 			bad |= p && p != want;
+		}
+	}
+	/* hipExternalMemoryGetMappedMipmappedArray: no release exports it.
+	 * dlsym on the runtime's handle gives, through the shim, what the
+	 * runtime's hipGetProcAddress hands out, nothing more; never a symbol
+	 * of the process. */
+	{
+		static const char mm[] = "hipExternalMemoryGetMappedMipmappedArray";
+		void *by_dlsym = sym(mm), *by_proc = NULL;
+		int st = -1, r = -1;
+
+		if (gpa)
+			r = gpa(mm, &by_proc, 700, 0, &st);
+		printf("dlsym %s: %s; hipGetProcAddress: %d, status %d, %s\n", mm,
+		       by_dlsym ? "found" : "(none)", r, st, by_proc ? "found" : "(none)");
+		bad |= by_dlsym != by_proc;
+		if (dlsym(RTLD_DEFAULT, mm)) {
+			printf("FAIL %s is a symbol of the process\n", mm);
+			bad = 1;
 		}
 	}
 	return bad;

@@ -7,6 +7,7 @@ Runs hipextsem-info (INFO) and checks its report.  Cases:
               timeline and eventfd, selected, and a positive verdict (exit 0)
   vm-badnode  HIPEXTSEM_RENDER_NODE=/dev/null: a negative verdict naming it
   runtime5 / runtime6   ARGS[0] is a cpuhip libamdhip64: --runtime reports it
+              (hipExternalMemoryGetMappedMipmappedArray: absent / not exported)
   program     ARGS[0] is a program linked against cpuhip abi5: --program
               finds the runtime through its RUNPATH
   llp         LD_LIBRARY_PATH (HX_TEST_LLP, set by the test) is honoured
@@ -113,6 +114,15 @@ def main():
               f'semaphore calls {rt}')
         check(rt['cpuhip'] is True, 'cpuhip not recognised')
         check(rt['missing_symbols'] == [], f'missing {rt["missing_symbols"]}')
+        # hipExternalMemoryGetMappedMipmappedArray: not exported; 5.x has no
+        # hipGetProcAddress, a 6.x one is asked only by --selftest.
+        want = 'absent' if abi == '5' else 'not_exported'
+        check(rt['mipmapped_array'] == want, f'mipmapped_array {rt["mipmapped_array"]!r}')
+        check(abi == '5' or 'run --selftest' in rt['mipmapped_array_message'],
+              rt['mipmapped_array_message'])
+        text = run(info, '--runtime', args[0])[1]
+        check('mipmapped:    hipExternalMemoryGetMappedMipmappedArray: ' +
+              ('absent' if abi == '5' else 'not exported') in text, f'text:\n{text}')
         sh = d['shim']
         check(sh['found'] and sh['interposes'], f'shim {sh}')
         nodes = {e['name']: e['node'] for e in sh['exports']}

@@ -22,7 +22,9 @@ Runs `hipextsem-info --selftest` (INFO) and checks what it reports.  Cases:
   probe LIB          on the host: the plain report's wait path over cpuhip LIB
                      (static: nothing loaded, the attribute left to --selftest)
                      and --selftest's (read in its child), with the attribute 1
-                     and 0, and with HIPEXTSEM_HOST_WAIT=1
+                     and 0, and with HIPEXTSEM_HOST_WAIT=1; where
+                     hipExternalMemoryGetMappedMipmappedArray comes from, with
+                     and without CPUHIP_MIPMAP=hidden
   cli                bad usage exits 2; --help documents the self-test
 """
 import json
@@ -194,6 +196,25 @@ def main():
             check(f'wait path:    {path}: {want}' in out, f'{extra}: text:\n{out}')
             check(f'hipDeviceAttributeCanUseStreamWaitValue (10013) = {attr}' in out,
                   f'{extra}: attribute in text:\n{out}')
+        # hipExternalMemoryGetMappedMipmappedArray: not handed out by default;
+        # under CPUHIP_MIPMAP=hidden the runtime's hipGetProcAddress hands it
+        # out and, through the shim, so does dlsym on the runtime's handle.
+        for extra, state, dl in (({}, 'absent', 'no'),
+                                 ({'CPUHIP_MIPMAP': 'hidden'}, 'hipGetProcAddress', 'yes')):
+            env = dict(os.environ, **extra)
+            rc, out, err, secs = run(info, '--selftest', '--json', '--rounds', '1', '--runtime',
+                                     lib, env=env)
+            d = json.loads(out)
+            facts = d['selftest']['facts']
+            check(d['runtime']['mipmapped_array'] == state and
+                  facts.get('mipmapped_dlsym') == dl,
+                  f'{extra}: mipmapped {d["runtime"]["mipmapped_array"]!r}, facts {facts}')
+            rc, out, err, secs = run(info, '--selftest', '--rounds', '1', '--runtime', lib,
+                                     env=env)
+            want = ('hands it out' if dl == 'yes' else
+                    "hipGetProcAddress answers not found (error 1, status 1)")
+            check('mipmapped:    hipExternalMemoryGetMappedMipmappedArray: ' in out and
+                  want in out, f'{extra}: text:\n{out}')
         # Another copy of the shim already in LD_PRELOAD: the self-test
         # preloads only the one it reports, and its log says so.
         shim = json.loads(run(info, '--json', '--runtime', lib)[1])['shim']['path']

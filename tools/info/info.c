@@ -53,6 +53,10 @@ static const char *const sem_calls[] = {
 };
 #define N_SEM_CALLS (sizeof(sem_calls) / sizeof(sem_calls[0]))
 
+/* Implemented by clr but left out of its Linux version script: reported
+ * as exported, handed out by hipGetProcAddress only, or absent. */
+static const char mipmap_call[] = "hipExternalMemoryGetMappedMipmappedArray";
+
 /* The runtime functions the shim cannot do without (the `required` entries
  * of the table in shim/runtime.c). */
 static const char *const required_calls[] = {
@@ -89,6 +93,11 @@ struct runtime_report {
 	const char *sem_state; /* "stock", "hipextsem", "missing" */
 	char sem_node[64];      /* version node of hipImportExternalSemaphore */
 	bool is_cpuhip;         /* the project's CPU reference runtime */
+	/* hipExternalMemoryGetMappedMipmappedArray (no Linux release exports
+	 * it) and hipGetProcAddress, which might hand it out */
+	bool mipmap_exported;
+	char mipmap_node[64];
+	bool has_proc_address;
 	const char *missing[N_REQUIRED];
 	size_t n_missing;
 	char also[MAX_ALSO][PATH_MAX];
@@ -266,6 +275,10 @@ static void inspect_runtime(struct runtime_report *rt)
 	rt->abi = hx_abi_rule(rt->real_path, rt->soname[0] ? rt->soname : NULL, &rt->abi_by);
 
 	rt->is_cpuhip = elf_scan_defines(es, "cpuhipTestEnqueueDelay", &node);
+	rt->mipmap_exported = elf_scan_defines(es, mipmap_call, &node);
+	if (rt->mipmap_exported)
+		snprintf(rt->mipmap_node, sizeof(rt->mipmap_node), "%s", node ? node : "");
+	rt->has_proc_address = elf_scan_defines(es, "hipGetProcAddress", &node);
 	if (elf_scan_defines(es, "hipextsemGetStats", &node)) {
 		rt->sem_state = "hipextsem";
 	} else {
@@ -721,6 +734,52 @@ static void print_wait_path_json(const struct report *r, FILE *f)
 	fputs("}", f);
 }
 
+/* Where a program gets hipExternalMemoryGetMappedMipmappedArray from on
+ * this runtime: "exported", "hipGetProcAddress" (hidden, handed out by it;
+ * the shim then answers dlsym on the runtime's handle with it too),
+ * "absent", or "not_exported" (whether hipGetProcAddress hands it out needs
+ * the runtime running: --selftest asks).  NULL without a runtime. */
+static const char *mipmap_state(const struct report *r, char *msg, size_t len)
+{
+	const struct runtime_report *rt = &r->rt;
+	const char *pa = r->selftest ? hx_selftest_fact(r->selftest, "mipmapped_proc_address") : NULL;
+	const char *ans = r->selftest ? hx_selftest_fact(r->selftest, "mipmapped_proc_answer") : NULL;
+	const char *dl = r->selftest ? hx_selftest_fact(r->selftest, "mipmapped_dlsym") : NULL;
+
+	if (!rt->found || rt->error[0] || !rt->sem_state || !strcmp(rt->sem_state, "hipextsem")) {
+		snprintf(msg, len, "%s", "");
+		return NULL;
+	}
+	if (rt->mipmap_exported) {
+		snprintf(msg, len, "exported by the runtime (@%s)",
+			 rt->mipmap_node[0] ? rt->mipmap_node : "unversioned");
+		return "exported";
+	}
+	if (!rt->has_proc_address) {
+		snprintf(msg, len, "absent: not exported, and the runtime has no hipGetProcAddress "
+			 "(HIP 6.1+) that could hand it out; a program gets \"not found\" with or "
+			 "without the shim");
+		return "absent";
+	}
+	if (pa && !strcmp(pa, "handed out")) {
+		snprintf(msg, len, "not exported, but the runtime's hipGetProcAddress hands it out; "
+			 "the shim passes that through and answers dlsym/dlvsym on the runtime's "
+			 "handle with it too (dlsym on that handle in the self-test: %s)",
+			 dl ? dl : "not asked");
+		return "hipGetProcAddress";
+	}
+	if (pa && !strcmp(pa, "not found")) {
+		snprintf(msg, len, "absent: not exported, and the runtime's hipGetProcAddress "
+			 "answers not found (%s); a program gets \"not found\" with or without the "
+			 "shim", ans ? ans : "?");
+		return "absent";
+	}
+	snprintf(msg, len, "not exported; whether the runtime's hipGetProcAddress hands it out "
+		 "needs the runtime running (%s; no release and not clr's development tree "
+		 "does)", pa ? "its self-test got no answer" : "run --selftest to see");
+	return "not_exported";
+}
+
 static void print_json(const struct report *r, FILE *f)
 {
 	const struct runtime_report *rt = &r->rt;
@@ -776,6 +835,14 @@ static void print_json(const struct report *r, FILE *f)
 	hx_json_str(f, rt->sem_state);
 	fputs(",\n    \"semaphore_version_node\": ", f);
 	hx_json_str(f, empty_null(rt->sem_node));
+	{
+		char mmsg[512];
+		const char *mst = mipmap_state(r, mmsg, sizeof(mmsg));
+		fputs(",\n    \"mipmapped_array\": ", f);
+		hx_json_str(f, mst);
+		fputs(",\n    \"mipmapped_array_message\": ", f);
+		hx_json_str(f, mst ? mmsg : NULL);
+	}
 	fprintf(f, ",\n    \"cpuhip\": %s,\n    \"missing_symbols\": [", tf(rt->is_cpuhip));
 	for (size_t i = 0; i < rt->n_missing; i++) {
 		fputs(i ? ", " : "", f);
@@ -899,6 +966,11 @@ static void print_text(const struct report *r, FILE *f)
 			fputs("  semaphores:   this file is the hipextsem shim itself\n", f);
 		else if (rt->sem_state)
 			fputs("  semaphores:   missing (runtime older than HIP 4.3)\n", f);
+		{
+			char mmsg[512];
+			if (mipmap_state(r, mmsg, sizeof(mmsg)))
+				fprintf(f, "  mipmapped:    %s: %s\n", mipmap_call, mmsg);
+		}
 		if (rt->n_missing)
 			fprintf(f, "  missing:      %s (needed by the shim)\n", rt->missing[0]);
 		for (size_t i = 0; i < rt->n_also; i++)

@@ -818,9 +818,12 @@ static bool check_exit_with_wait_pending(void)
 			fatal("%s has no %s: not a usable HIP runtime", path, name);      \
 	} while (0)
 
+/* The runtime's own handle, as load_runtime opened it. */
+static void *child_rt;
+
 static void load_runtime(const char *path)
 {
-	void *rt = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+	void *rt = child_rt = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
 	Dl_info di;
 
 	if (!rt)
@@ -874,6 +877,35 @@ static void bind_semaphore_calls(const char *shim)
 			      "(is it preloaded?)", names[i], di.dli_fname, shim);
 	}
 	fact("interposed", "yes: the four semaphore calls bind to %s", shim);
+}
+
+/* hipExternalMemoryGetMappedMipmappedArray, which Linux releases do not
+ * export: does the runtime's hipGetProcAddress hand it out, and does a
+ * dlsym on the runtime's handle give it (the shim forwards it there when
+ * the runtime hands it out; docs/interposition.md)?  Asked the way a
+ * program asks, through the shim; the shim passes the runtime's answer. */
+static void report_mipmapped(int version)
+{
+	static const char name[] = "hipExternalMemoryGetMappedMipmappedArray";
+	__typeof__(hipGetProcAddress) *gpa;
+	/* -1: the runtime did not say (it failed before the lookup) */
+	hipDriverProcAddressQueryResult st = (hipDriverProcAddressQueryResult)-1;
+	void *p = NULL;
+	hipError_t e;
+
+	fact("mipmapped_dlsym", "%s", dlsym(child_rt, name) ? "yes" : "no");
+	*(void **)&gpa = dlsym(child_rt, "hipGetProcAddress");
+	if (!gpa) {
+		fact("mipmapped_proc_address", "none");
+		return;
+	}
+	e = gpa(name, &p, version > 0 ? version / 10000000 * 100 + version / 100000 % 100 : 600, 0,
+		&st);
+	fact("mipmapped_proc_address", "%s",
+	     e == hipSuccess && st == HIP_GET_PROC_ADDRESS_SUCCESS && p ? "handed out"
+	     : st == HIP_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND               ? "not found"
+									 : "no answer");
+	fact("mipmapped_proc_answer", "error %d, status %d", (int)e, (int)st);
 }
 
 static void report_wait_path(int dev)
@@ -965,6 +997,7 @@ int hx_selftest_child_main(int argc, char **argv)
 	if (hx_st.RuntimeGetVersion && hx_st.RuntimeGetVersion(&ver) == hipSuccess)
 		fact("runtime_version", "%d", ver);
 	fact("abi", "%s", hx_abi_name(hx_st.abi));
+	report_mipmapped(ver);
 	e = hx_st.GetDeviceCount(&count);
 	if (e != hipSuccess || count <= 0)
 		fatal("no HIP device: hipGetDeviceCount answered %s with %d device(s) (no GPU, "
