@@ -1923,6 +1923,8 @@ CPUHIP_EXPORT hipError_t hipEventRecord(hipEvent_t h, hipStream_t sh)
 {
 	CPUHIP_BOUNDARY("hipEventRecord", sh);
 	ensure_init();
+	if (cpuhip_take_fail_event_record())
+		return ret(hipErrorOutOfMemory);
 	pthread_mutex_lock(&g.lock);
 	struct event *e = lookup_event_locked(h);
 	if (!e) {

@@ -11,9 +11,9 @@
  * the interference's own calls.
  *
  * No ROCm release has any of this: it models no runtime behaviour.  The
- * two one-shot faults (the next stream wait refused, the next host
- * function enqueue failed) give the answers CPUHIP_STREAM_WAIT=refuse and
- * an allocation failure give.
+ * one-shot faults (the next stream wait refused, the next host function
+ * enqueue or event record failed) give the answers CPUHIP_STREAM_WAIT=refuse
+ * and an allocation failure give.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -36,6 +36,7 @@
 static atomic_bool il_on;           /* a plan or a trace is armed */
 static atomic_bool refuse_next_wait;
 static atomic_bool fail_next_host_fn;
+static atomic_bool fail_next_event_record;
 static __thread int il_depth;       /* entry points this thread is inside */
 static __thread bool il_interfering; /* this thread is an interference */
 
@@ -382,6 +383,17 @@ bool cpuhip_take_refuse_wait(void)
 	       atomic_exchange(&refuse_next_wait, false);
 }
 
+bool cpuhip_take_fail_event_record(void)
+{
+	return atomic_load_explicit(&fail_next_event_record, memory_order_relaxed) &&
+	       atomic_exchange(&fail_next_event_record, false);
+}
+
+CPUHIP_EXPORT void cpuhipTestFailNextEventRecord(void)
+{
+	atomic_store(&fail_next_event_record, true);
+}
+
 bool cpuhip_take_fail_host_fn(void)
 {
 	return atomic_load_explicit(&fail_next_host_fn, memory_order_relaxed) &&
@@ -418,6 +430,8 @@ static void builtin_action(const char *a, hipStream_t s)
 		cpuhipTestRefuseNextStreamWait();
 	} else if (strcmp(a, "fail-host-fn") == 0) {
 		cpuhipTestFailNextHostFunc();
+	} else if (strcmp(a, "fail-event-record") == 0) {
+		cpuhipTestFailNextEventRecord();
 	} else if (strncmp(a, "capture-", 8) == 0 && strcmp(a, "capture-end") != 0 &&
 		   strcmp(a, "capture-invalidate") != 0) {
 		int mode = strcmp(a, "capture-thread") == 0 ? 1 : strcmp(a, "capture-relaxed") == 0 ? 2 : 0;

@@ -76,5 +76,6 @@ void cpuhip_boundary_leave(struct cpuhip_boundary *b);
  * cpuhipTestFailNextHostFunc: true once each. */
 bool cpuhip_take_refuse_wait(void);
 bool cpuhip_take_fail_host_fn(void);
+bool cpuhip_take_fail_event_record(void);
 
 #endif /* CPUHIP_INTERNAL_H */

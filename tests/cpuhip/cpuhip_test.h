@@ -58,7 +58,7 @@ typedef void (*cpuhipTestInterference)(void *arg, hipStream_t stream);
 int cpuhipTestInterleave(const char *entry, unsigned nth, int after,
 			 cpuhipTestInterference fn, void *arg, unsigned timeout_ms);
 /* As cpuhipTestInterleave with an interference named: refuse-wait,
- * fail-host-fn, capture-global, capture-thread, capture-relaxed,
+ * fail-host-fn, fail-event-record, capture-global, capture-thread, capture-relaxed,
  * capture-end, capture-invalidate, stream-destroy (each on the call's
  * stream), fork (a child that exits at once, waited for), exit (exit(0)
  * from the interference thread), none.  CPUHIP_INTERLEAVE=ENTRY:N:WHEN:ACTION
@@ -86,6 +86,10 @@ size_t cpuhipTestBoundaryCalls(char *buf, size_t len);
  * hipErrorOutOfMemory and enqueues nothing. */
 void cpuhipTestRefuseNextStreamWait(void);
 void cpuhipTestFailNextHostFunc(void);
+/* The next hipEventRecord of any thread fails with hipErrorOutOfMemory and
+ * records nothing (5.2's per-thread wait orders hipStreamPerThread after
+ * the shim's stream with one). */
+void cpuhipTestFailNextEventRecord(void);
 
 #ifdef __cplusplus
 }
