@@ -348,10 +348,28 @@ static void complete(hsa_signal_t s, uint64_t start)
 	a->start_ts = start;
 	a->end_ts = now_ns();
 	__atomic_fetch_sub(&a->value, 1, __ATOMIC_SEQ_CST);
-	if (a->event_mailbox_ptr) {
-		__atomic_store_n((uint64_t *)fd_xlate(a->event_mailbox_ptr), a->event_id, __ATOMIC_SEQ_CST);
-		fd_event_fire(a->event_id);
-	}
+	/* The end-of-pipe event: the event id is written to the mailbox (its
+	 * event's slot in the signal page), then the interrupt carries the
+	 * same id.  Each field is read once.  They are read after the
+	 * decrement has published the completion, so a runtime that frees the
+	 * signal as soon as it sees the value may already have reused it:
+	 * ROCr re-initialises a pooled signal's amd_signal_t to zeros
+	 * (SharedSignal's constructor, signal.h) before giving it a new event,
+	 * so a mailbox with event id 0 can be read here.  KFD copes with any
+	 * such id (fd_event_interrupt); the mailbox must still be a slot. */
+	uint64_t mailbox = __atomic_load_n(&a->event_mailbox_ptr, __ATOMIC_SEQ_CST);
+	if (!mailbox)
+		return;
+	uint32_t id = __atomic_load_n(&a->event_id, __ATOMIC_SEQ_CST);
+	uint64_t *slot = fd_event_slot(mailbox);
+	if (!slot)
+		fd_die("completion signal %#llx: its mailbox %#llx is not a slot of the KFD signal page",
+		       (unsigned long long)s.handle, (unsigned long long)mailbox);
+	if (id == 0)
+		fd_log(1, "completion signal %#llx (%s) has a mailbox and event id 0",
+		       (unsigned long long)s.handle, fd_mem_state(s.handle));
+	__atomic_store_n(slot, id, __ATOMIC_SEQ_CST);
+	fd_event_interrupt(id);
 }
 
 /* AMD vendor packet formats (hsa_ext_amd.h / ROCr amd_aql_queue.cpp). */

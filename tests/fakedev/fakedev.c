@@ -302,6 +302,22 @@ void *fd_xlate(uint64_t va)
 	return r;
 }
 
+const char *fd_mem_state(uint64_t va)
+{
+	const char *r = "no buffer";
+	pthread_mutex_lock(&mem_lock);
+	for (size_t i = 0; i < nbos; i++) {
+		const struct bo *b = &bos[i];
+		if (va < b->va || va >= b->va + b->size)
+			continue;
+		r = b->used ? "a live buffer" : "a freed buffer";
+		if (b->used)
+			break;
+	}
+	pthread_mutex_unlock(&mem_lock);
+	return r;
+}
+
 static int kfd_alloc(struct kfd_ioctl_alloc_memory_of_gpu_args *a)
 {
 	struct bo b = { 0 };
@@ -388,19 +404,107 @@ static void ev_set_locked(struct event *e)
 		pthread_cond_broadcast(&ev_cond); /* they see the age move */
 }
 
-void fd_event_fire(uint32_t id)
+/* The signal page: one 64-bit slot per signal event, indexed by event id,
+ * where the GPU writes before it interrupts (a completion signal's
+ * event_mailbox_ptr is its event's slot).  KFD fills it with
+ * UNSIGNALED_EVENT_SLOT when it takes the page (kfd_events.c
+ * kfd_event_page_set, allocate_signal_page) and again in an event's slot
+ * when the event is created (allocate_event_notification_slot).  On a
+ * dGPU libhsakmt allocates the page itself and hands its buffer's handle
+ * to the first CREATE_EVENT; otherwise it maps KFD's (EVENTS_OFF here). */
+#define UNSIGNALED_SLOT (~0ULL)
+static uint64_t *ev_slots;
+static uint64_t ev_page_va, ev_page_size;
+
+static void ev_page_take(uint64_t handle)
+{
+	uint64_t off = EVENTS_OFF, va = 0;
+	pthread_mutex_lock(&mem_lock);
+	for (size_t i = 0; handle && i < nbos; i++)
+		if (bos[i].used && bos[i].handle == handle && !(bos[i].flags & KFD_IOC_ALLOC_MEM_FLAGS_USERPTR)) {
+			off = bos[i].off;
+			va = bos[i].va;
+		}
+	pthread_mutex_unlock(&mem_lock);
+	if (handle && !va)
+		fd_die("CREATE_EVENT names event page buffer %#llx, which the fake did not allocate",
+		       (unsigned long long)handle);
+	ev_slots = (uint64_t *)(cp_view + off);
+	ev_page_va = va;
+	ev_page_size = KFD_SIGNAL_EVENT_LIMIT * 8;
+	for (unsigned i = 0; i < KFD_SIGNAL_EVENT_LIMIT; i++)
+		__atomic_store_n(&ev_slots[i], UNSIGNALED_SLOT, __ATOMIC_RELAXED);
+}
+
+void *fd_event_slot(uint64_t mailbox)
+{
+	if (!ev_slots)
+		return NULL;
+	if (ev_page_va) {
+		if (mailbox < ev_page_va || mailbox - ev_page_va >= ev_page_size || mailbox % 8)
+			return NULL;
+		return (uint8_t *)ev_slots + (mailbox - ev_page_va);
+	}
+	/* KFD's own page, mapped by libhsakmt at an address the fake does
+	 * not track: the mailbox is translated like any other address. */
+	uint8_t *p = fd_xlate(mailbox);
+	if (p < (uint8_t *)ev_slots || p >= (uint8_t *)ev_slots + KFD_SIGNAL_EVENT_LIMIT * 8)
+		return NULL;
+	return p;
+}
+
+static bool gpu_signalable(const struct event *e)
+{
+	return e->type == KFD_IOC_EVENT_SIGNAL || e->type == KFD_IOC_EVENT_DEBUG_EVENT;
+}
+
+/* set_event_from_interrupt: the slot is acknowledged (made unsignalled
+ * again) and the event set. */
+static void ev_from_interrupt_locked(struct event *e)
+{
+	if (!e || !gpu_signalable(e))
+		return;
+	__atomic_store_n(&ev_slots[e->id], UNSIGNALED_SLOT, __ATOMIC_SEQ_CST);
+	ev_set_locked(e);
+}
+
+/* The soft CP's end-of-pipe interrupt, whose context id is the event id
+ * the CP read from the completion signal; KFD's kfd_signal_event_interrupt
+ * (kfd_events.c).  The id is trusted only if it names a live event whose
+ * slot is signalled (lookup_signaled_event_by_partial_id); otherwise KFD
+ * takes the id for bogus and sets every event whose slot is signalled.
+ * Event id 0 is never an event (kfd_event_init_process reserves it "to
+ * ignore bogus events that are sent by the CP without a context ID"), and
+ * an id whose event was destroyed finds nothing: neither is an error. */
+void fd_event_interrupt(uint32_t id)
 {
 	pthread_mutex_lock(&ev_lock);
-	struct event *e = ev_get(id);
-	if (!e)
-		fd_die("completion signal names KFD event %u, which does not exist", id);
-	ev_set_locked(e);
+	struct event *e = NULL;
+	if (ev_slots && id < KFD_SIGNAL_EVENT_LIMIT &&
+	    __atomic_load_n(&ev_slots[id], __ATOMIC_SEQ_CST) != UNSIGNALED_SLOT)
+		e = ev_get(id);
+	if (e) {
+		ev_from_interrupt_locked(e);
+	} else if (ev_slots) {
+		unsigned n = 0;
+		for (uint32_t i = 1; i < KFD_SIGNAL_EVENT_LIMIT; i++)
+			if (events[i].used && gpu_signalable(&events[i]) &&
+			    __atomic_load_n(&ev_slots[i], __ATOMIC_SEQ_CST) != UNSIGNALED_SLOT) {
+				ev_from_interrupt_locked(&events[i]);
+				n++;
+			}
+		fd_log(1, "interrupt for event id %u, which names no signalled event: "
+		       "%u signalled slot(s) found by scanning, as KFD does", id, n);
+	}
 	pthread_mutex_unlock(&ev_lock);
 }
 
 static int kfd_create_event(struct kfd_ioctl_create_event_args *a)
 {
+	bool signal = a->event_type == KFD_IOC_EVENT_SIGNAL || a->event_type == KFD_IOC_EVENT_DEBUG_EVENT;
 	pthread_mutex_lock(&ev_lock);
+	if (!ev_slots && (signal || a->event_page_offset))
+		ev_page_take(a->event_page_offset); /* kfd_ioctl_create_event */
 	uint32_t id = next_event_id;
 	while (id < MAX_EVENTS && events[id].used)
 		id++;
@@ -410,9 +514,22 @@ static int kfd_create_event(struct kfd_ioctl_create_event_args *a)
 		if (id >= MAX_EVENTS)
 			fd_die("more than %d KFD events", MAX_EVENTS);
 	}
+	if (signal && id >= KFD_SIGNAL_EVENT_LIMIT) {
+		/* A signal event needs a slot: KFD's create_signal_event
+		 * refuses with ENOSPC once the page is full. */
+		for (id = 1; id < KFD_SIGNAL_EVENT_LIMIT && events[id].used; id++)
+			;
+		if (id >= KFD_SIGNAL_EVENT_LIMIT) {
+			pthread_mutex_unlock(&ev_lock);
+			errno = ENOSPC;
+			return -1;
+		}
+	}
 	next_event_id = id + 1;
 	events[id] = (struct event){ .id = id, .type = a->event_type,
 				     .auto_reset = a->auto_reset != 0, .used = true, .age = 1 };
+	if (signal)
+		__atomic_store_n(&ev_slots[id], UNSIGNALED_SLOT, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&ev_lock);
 	a->event_id = id;
 	a->event_trigger_data = id;

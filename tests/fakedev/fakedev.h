@@ -29,11 +29,16 @@ extern unsigned fd_gpu_id, fd_render_minor, fd_kfd_minor, fd_location_id;
 /* topology.c: writes the KFD sysfs tree into DIR. */
 int fd_topology_write(const char *dir);
 
-/* Memory: GPU VA -> CPU address (only user pointers differ). */
+/* Memory: GPU VA -> CPU address (only user pointers differ); what VA lies
+ * in ("a live buffer", "a freed buffer", "no buffer": for messages). */
 void *fd_xlate(uint64_t va);
+const char *fd_mem_state(uint64_t va);
 
-/* KFD events (kfd.c): the soft CP's interrupt. */
-void fd_event_fire(uint32_t event_id);
+/* KFD events (fakedev.c): the soft CP's interrupt, and the CPU address
+ * of the signal-page slot a completion signal's mailbox names (NULL if it
+ * names none). */
+void fd_event_interrupt(uint32_t event_id);
+void *fd_event_slot(uint64_t mailbox);
 bool fd_is_fake(int fd);
 
 /* Soft CP (cp.c). */

@@ -36,6 +36,7 @@
 #include "hipextsem/hip_abi.h"
 #include "libsearch.h"
 #include "runtime.h"
+#include "selfexe.h"
 #include "selftest.h"
 #include "sync.h"
 
@@ -413,14 +414,18 @@ static bool find_runtime(struct runtime_report *rt, const char *forced, const ch
 
 /* ---- the shim ---------------------------------------------------------- */
 
+/* The directory of this program's file (not of an ELF interpreter that
+ * started it: selfexe.h). */
 static bool exe_dir(char *buf, size_t len)
 {
-	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+	struct hx_self self;
+	char why[PATH_MAX * 2 + 160];
 	char *slash;
 
-	if (n <= 0)
+	if (!hx_self_find(&self, why, sizeof(why)))
 		return false;
-	buf[n] = '\0';
+	snprintf(buf, len, "%s", self.prog);
+	hx_self_free(&self);
 	slash = strrchr(buf, '/');
 	if (!slash)
 		return false;

@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "json.h"
+#include "selfexe.h"
 #include "selftest.h"
 #include "sync.h"
 
@@ -285,7 +286,8 @@ static void signal_and_reap_all(pid_t pgid, pid_t child, int sig, int *status,
 
 void hx_selftest_run(const struct hx_selftest_opts *o, struct hx_selftest_report *r)
 {
-	char exe[PATH_MAX], fdarg[16], abiarg[8], roundsarg[16], msarg[24], dropped[512];
+	char fdarg[16], abiarg[8], roundsarg[16], msarg[24], dropped[512], self_err[PATH_MAX * 2 + 160];
+	struct hx_self self;
 	int rec[2], err[2], status = 0;
 	struct run_state st = { "", false };
 	struct rec_ctx ctx = { r, &st };
@@ -298,16 +300,15 @@ void hx_selftest_run(const struct hx_selftest_opts *o, struct hx_selftest_report
 
 	r->rounds = o->rounds;
 	r->timeout_s = o->timeout_s;
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0) {
-		set_cannot_run(r, "cannot find this program (/proc/self/exe): %s", strerror(errno));
+	if (!hx_self_find(&self, self_err, sizeof(self_err))) {
+		set_cannot_run(r, "%s", self_err);
 		return;
 	}
-	exe[n] = '\0';
 	preload = compose_preload(o->shim, dropped, sizeof(dropped));
 	if (!preload || pipe2(rec, O_CLOEXEC) != 0) {
 		set_cannot_run(r, "cannot set up the test process: %s", strerror(errno));
 		free(preload);
+		hx_self_free(&self);
 		return;
 	}
 	if (pipe2(err, O_CLOEXEC) != 0) {
@@ -315,6 +316,7 @@ void hx_selftest_run(const struct hx_selftest_opts *o, struct hx_selftest_report
 		close(rec[0]);
 		close(rec[1]);
 		free(preload);
+		hx_self_free(&self);
 		return;
 	}
 	if (dropped[0]) {
@@ -332,12 +334,16 @@ void hx_selftest_run(const struct hx_selftest_opts *o, struct hx_selftest_report
 	snprintf(abiarg, sizeof(abiarg), "%d", o->abi == HX_ABI_5 ? 5 : 6);
 	snprintf(roundsarg, sizeof(roundsarg), "%u", o->rounds);
 	snprintf(msarg, sizeof(msarg), "%lld", (long long)(o->timeout_s * 1000.0));
+	char *args[] = { self.prog, HX_SELFTEST_CHILD_ARG, fdarg, (char *)o->runtime,
+			 (char *)o->shim, abiarg, roundsarg, msarg,
+			 o->probe_only ? "probe" : "full", NULL };
+	/* Through the interpreter that started this process, if one did. */
+	char **argv = hx_self_argv(&self, args);
 	fflush(NULL);
-	pid = fork();
+	if (!argv)
+		errno = ENOMEM;
+	pid = argv ? fork() : -1;
 	if (pid == 0) {
-		char *argv[] = { exe, HX_SELFTEST_CHILD_ARG, fdarg, (char *)o->runtime,
-				 (char *)o->shim, abiarg, roundsarg, msarg,
-				 o->probe_only ? "probe" : "full", NULL };
 		int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
 
 		/* Its own group, so that everything it starts can be ended
@@ -349,10 +355,12 @@ void hx_selftest_run(const struct hx_selftest_opts *o, struct hx_selftest_report
 		fcntl(rec[1], F_SETFD, 0);
 		dup2(err[1], STDERR_FILENO);
 		setenv("LD_PRELOAD", preload, 1);
-		execv(exe, argv);
-		dprintf(rec[1], "cannot-run\tcannot run %s: %s\n", exe, strerror(errno));
+		execv(self.exe, argv);
+		dprintf(rec[1], "cannot-run\tcannot run %s: %s\n", self.exe, strerror(errno));
 		_exit(127);
 	}
+	free(argv);
+	hx_self_free(&self);
 	free(preload);
 	close(rec[1]);
 	close(err[1]);

@@ -36,6 +36,7 @@
 
 #include "hipextsem/hip_api.h"
 #include "runtime.h"
+#include "selfexe.h"
 #include "selftest.h"
 #include "selftest_child.h"
 #include "sync.h"
@@ -677,30 +678,40 @@ static void exit_child_read(struct exit_child *x)
 
 static bool exit_child_spawn(struct exit_child *x)
 {
-	char exe[4096], abiarg[8];
+	char abiarg[8], why[PATH_MAX * 2 + 160];
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
 	sigset_t none, all;
+	struct hx_self self;
+	char **argv;
 	int p[2], wfd, err;
-	ssize_t n;
 
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return st_fail("cannot find this program (/proc/self/exe): %s", strerror(errno));
-	exe[n] = '\0';
-	if (pipe2(p, O_CLOEXEC) != 0)
+	if (!hx_self_find(&self, why, sizeof(why)))
+		return st_fail("%s", why);
+	if (pipe2(p, O_CLOEXEC) != 0) {
+		hx_self_free(&self);
 		return st_fail("pipe: %s", strerror(errno));
+	}
 	/* The write end goes to fd 3 of the new process: it is moved above 3
 	 * first, so that dup2 always makes a copy without close-on-exec. */
 	wfd = fcntl(p[1], F_DUPFD_CLOEXEC, 10);
 	close(p[1]);
 	if (wfd < 0) {
 		close(p[0]);
+		hx_self_free(&self);
 		return st_fail("fcntl: %s", strerror(errno));
 	}
 	snprintf(abiarg, sizeof(abiarg), "%d", hx_st.abi == HX_ABI_5 ? 5 : 6);
-	char *argv[] = { exe, HX_SELFTEST_EXIT_ARG, "3", (char *)child_runtime,
+	char *args[] = { self.prog, HX_SELFTEST_EXIT_ARG, "3", (char *)child_runtime,
 			 (char *)child_shim, abiarg, NULL };
+	/* Through the interpreter that started this process, if one did. */
+	argv = hx_self_argv(&self, args);
+	if (!argv) {
+		close(p[0]);
+		close(wfd);
+		hx_self_free(&self);
+		return st_fail("out of memory");
+	}
 	sigemptyset(&none);
 	sigfillset(&all);
 	posix_spawn_file_actions_init(&fa);
@@ -712,14 +723,18 @@ static bool exit_child_spawn(struct exit_child *x)
 	posix_spawnattr_setsigmask(&at, &none);
 	posix_spawnattr_setsigdefault(&at, &all);
 	/* The environment is this process's: LD_PRELOAD names the shim. */
-	err = posix_spawn(&x->pid, exe, &fa, &at, argv, environ);
+	err = posix_spawn(&x->pid, self.exe, &fa, &at, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&at);
 	close(wfd);
+	free(argv);
 	if (err) {
 		close(p[0]);
-		return st_fail("cannot start %s: %s", exe, strerror(err));
+		st_fail("cannot start %s: %s", self.exe, strerror(err));
+		hx_self_free(&self);
+		return false;
 	}
+	hx_self_free(&self);
 	x->rfd = p[0];
 	return true;
 }
