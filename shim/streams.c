@@ -17,17 +17,20 @@
  *    clr's hip_hcc.map.in) and no hipStreamGetDevice (5.6): that is how the
  *    family is told apart, without reading a version.
  *  - The development tree of clr (rocm-systems projects/clr at 02bb78cf;
- *    6.2.2 still checks, the first release without the checks is not
- *    known): hipStreamQuery_common, streamCallback_common (hipLaunchHostFunc,
+ *    the first release without the checks is not known):
+ *    hipStreamQuery_common, streamCallback_common (hipLaunchHostFunc,
  *    hipStreamAddCallback) and hipStreamGetPriority_common use the handle
  *    without hip::isValid; hipStreamGetDevice (hip_stream.cpp) keeps it, and
- *    reads no capture state.  A runtime that exports an entry point newer
- *    than 6.2 (runtime.c: newer_than_6_2) gets the check before a signal;
- *    older ones answer for themselves, without the extra call per signal
- *    (scripts/bench measured it well above noise on the reference
- *    runtime).  6.3 adds no version node of its own, so it cannot be told
- *    from 6.2 by its exports and is taken to check as 6.2.2 does: the
- *    one release this rests on an assumption (docs/streams.md).
+ *    reads no capture state.
+ *  - 5.3 to 6.2.x check in streamCallback_common, but hipLaunchHostFunc
+ *    runs the STREAM_CAPTURE macro first, which reads the stream object
+ *    behind the handle (clr rocm-5.7.1 hipamd/src/hip_stream.cpp
+ *    hipLaunchHostFunc, hip_internal.hpp STREAM_CAPTURE; the same in
+ *    6.0.2, 6.1.2, 6.2.0 and 6.2.1): Debian's 5.7.1 on the fake AMD
+ *    device died with SIGSEGV on a garbage handle.  So every release with
+ *    hipLaunchHostFunc gets the check before a signal, at the cost of one
+ *    runtime call per signal on a created stream; 5.2's
+ *    hipStreamAddCallback checks first and answers for itself.
  *  - hipStreamQuery is no check on any release: from 5.5.0 to 6.0.x it
  *    answers hipErrorStreamCaptureUnsupported for every stream while any
  *    Global capture is live (Stream::StreamCaptureOngoing asks the queried
@@ -92,10 +95,9 @@ static hipError_t refuse(const char *what, hipStream_t stream)
 
 hipError_t hx_stream_check_signal(const char *what, hipStream_t stream)
 {
-	/* Up to 6.2 the signal's own call checks the handle:
-	 * hipStreamAddCallback (5.2) and hipLaunchHostFunc (5.3 to 6.2.2) go
-	 * through hip::isValid, and their answer is mapped (registry.c). */
-	if (always_valid(stream) || !hx_rt.newer_than_6_2 || stream_ops_unchecked())
+	/* 5.2's hipStreamAddCallback goes through hip::isValid before it
+	 * touches the handle, and its answer is mapped (registry.c). */
+	if (always_valid(stream) || stream_ops_unchecked())
 		return hipSuccess;
 	return hx_stream_valid(stream) ? hipSuccess : refuse(what, stream);
 }
