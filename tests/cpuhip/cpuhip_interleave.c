@@ -71,7 +71,11 @@ struct worker_arg {
 	atomic_int refs;
 };
 
-static __thread struct worker_arg *tls_worker;
+/* The interference running now (one plan at a time); its own thread
+ * finds it by thread id.  No pointer in thread-local storage: LeakSanitizer
+ * crashed at exit scanning such a block of this library once it was
+ * unloaded (hostile-*-unload). */
+static _Atomic(struct worker_arg *) current_worker;
 
 static void builtin_action(const char *action, hipStream_t s);
 
@@ -86,22 +90,23 @@ static void *worker_main(void *p)
 	struct worker_arg *w = p;
 
 	il_interfering = true;
-	tls_worker = w;
 	atomic_store(&w->tid, (int)syscall(SYS_gettid));
 	if (w->fn)
 		w->fn(w->arg, w->stream);
 	else
 		builtin_action(w->action, w->stream);
 	atomic_store(&w->done, true);
-	tls_worker = NULL;
 	worker_put(w);
 	return NULL;
 }
 
 CPUHIP_EXPORT void cpuhipTestInterferenceDone(void)
 {
-	if (tls_worker)
-		atomic_store(&tls_worker->done, true);
+	pthread_mutex_lock(&il_lock);
+	struct worker_arg *w = atomic_load(&current_worker);
+	if (w && atomic_load(&w->tid) == (int)syscall(SYS_gettid))
+		atomic_store(&w->done, true);
+	pthread_mutex_unlock(&il_lock);
 }
 
 static int64_t mono_ms(void)
@@ -196,6 +201,7 @@ static void fire(hipStream_t s)
 	atomic_init(&w->refs, 2);
 	ms = il.timeout_ms;
 	il.state = CPUHIP_IL_RUNNING;
+	atomic_store(&current_worker, w);
 	pthread_mutex_unlock(&il_lock);
 	if (pthread_create(&t, NULL, worker_main, w) != 0) {
 		fprintf(stderr, "cpuhip: interleave: cannot start the interference thread\n");
@@ -206,6 +212,7 @@ static void fire(hipStream_t s)
 	pthread_mutex_lock(&il_lock);
 	if (done) {
 		il.state = CPUHIP_IL_DONE;
+		atomic_store(&current_worker, NULL);
 		worker_put(w);
 	} else {
 		il.state = CPUHIP_IL_BLOCKED;
@@ -357,6 +364,7 @@ CPUHIP_EXPORT int cpuhipTestInterleaveFinish(unsigned timeout_ms)
 		pthread_mutex_lock(&il_lock);
 		il.worker = NULL;
 		il.state = CPUHIP_IL_DONE;
+		atomic_store(&current_worker, NULL);
 		pthread_mutex_unlock(&il_lock);
 		worker_put(w);
 	}
