@@ -251,6 +251,13 @@ ulimit -l unlimited
 ulimit -u unlimited
 ulimit -c 0
 stty -F /dev/ttyS0 raw -echo 2>/dev/null
+# The kernel patches its text (a static branch) once the random generator
+# is ready; under TCG with two vCPUs that patching has killed the guest
+# (RIP in get_random_u32, about 6 s after boot).  A blocking read waits for
+# the generator (it gathers jitter entropy), the pause for the patch: a
+# death here is before the command started, and vm-run boots again.
+timeout 30 head -c 1 /dev/random >/dev/null 2>&1
+sleep 1
 : >/res/started
 chroot $R /usr/bin/env -i /bin/sh /run/vm-run/cmd.sh </dev/null >/dev/ttyS0 2>&1
 rc=$?
