@@ -32,6 +32,17 @@
 		return hx_rt.fn(__VA_ARGS__);                                               \
 	} while (0)
 
+/* A node call on a node the shim did not build: refused unless the
+ * runtime reports the node as one of `kind` (hx_graph_foreign_node_check),
+ * then forwarded. */
+#define FORWARD_FOREIGN_NODE(node, kind, fn, name, ...)                                     \
+	do {                                                                                \
+		hipError_t foreign_err_ = hx_graph_foreign_node_check(node, kind, name);   \
+		if (foreign_err_ != hipSuccess)                                             \
+			return foreign_err_;                                                \
+		FORWARD_OR_FAIL(fn, name, __VA_ARGS__);                                     \
+	} while (0)
+
 /* hipErrorStreamCaptureUnjoined (HIP's number; hip_api.h does not name
  * it). */
 #define HX_ERR_CAPTURE_UNJOINED ((hipError_t)904)
@@ -103,6 +114,11 @@ static inline bool hx_graph_capturing(hipStream_t stream)
  * 5.2 and earlier number hipGraphNodeType from 1.  False when the runtime
  * cannot say. */
 bool hx_graph_node_type(hipGraphNode_t node, int *type);
+/* hipSuccess when a node call on `node`, which the shim did not build, may
+ * go to the runtime's own call: the runtime reports it as an external
+ * semaphore node of `kind` (HX_GRAPH_NODE_EXT_SEM_SIGNAL or _WAIT), or it
+ * cannot tell kinds.  Otherwise hipErrorInvalidValue, logged. */
+hipError_t hx_graph_foreign_node_check(hipGraphNode_t node, int kind, const char *what);
 typedef void hx_graph_visit_fn(hipGraph_t graph, hipGraphNode_t node, int type, void *ctx);
 /* Visits every node of `graph` and, below each child-graph node, of the
  * graph embedded in it (any depth), in the runtime's node order.  False

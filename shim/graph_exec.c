@@ -616,8 +616,9 @@ hipError_t hx_graph_exec_wait_set(hipGraphExec_t exec, hipGraphNode_t node,
 	if (!hx_graph_wait_known(node)) {
 		if (hx_graph_refuse_foreign(node, p, what))
 			return hipErrorInvalidValue;
-		FORWARD_OR_FAIL(GraphExecExternalSemaphoresWaitNodeSetParams,
-				"hipGraphExecExternalSemaphoresWaitNodeSetParams", exec, node, p);
+		FORWARD_FOREIGN_NODE(node, HX_GRAPH_NODE_EXT_SEM_WAIT,
+				     GraphExecExternalSemaphoresWaitNodeSetParams,
+				     "hipGraphExecExternalSemaphoresWaitNodeSetParams", exec, node, p);
 	}
 	err = hx_gw_vals_from_params(&v, p, what);
 	if (err)

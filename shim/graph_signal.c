@@ -206,8 +206,9 @@ hipError_t hx_graph_signal_get(hipGraphNode_t node, struct hx_ext_sem_node_param
 		return hipErrorNotInitialized;
 	s = gsig_find(node);
 	if (!s)
-		FORWARD_OR_FAIL(GraphExternalSemaphoresSignalNodeGetParams,
-				"hipGraphExternalSemaphoresSignalNodeGetParams", node, out);
+		FORWARD_FOREIGN_NODE(node, HX_GRAPH_NODE_EXT_SEM_SIGNAL,
+				     GraphExternalSemaphoresSignalNodeGetParams,
+				     "hipGraphExternalSemaphoresSignalNodeGetParams", node, out);
 	if (!out)
 		return hipErrorInvalidValue;
 	out->extSemArray = s->handles;
@@ -229,8 +230,9 @@ hipError_t hx_graph_signal_set(hipGraphNode_t node, const struct hx_ext_sem_node
 	if (!old) {
 		if (hx_graph_refuse_foreign(node, p, what))
 			return hipErrorInvalidValue;
-		FORWARD_OR_FAIL(GraphExternalSemaphoresSignalNodeSetParams,
-				"hipGraphExternalSemaphoresSignalNodeSetParams", node, p);
+		FORWARD_FOREIGN_NODE(node, HX_GRAPH_NODE_EXT_SEM_SIGNAL,
+				     GraphExternalSemaphoresSignalNodeSetParams,
+				     "hipGraphExternalSemaphoresSignalNodeSetParams", node, p);
 	}
 	if (!p || !hx_rt.GraphHostNodeSetParams)
 		return !p ? hipErrorInvalidValue : hipErrorNotSupported;
@@ -266,8 +268,9 @@ hipError_t hx_graph_exec_signal_set(hipGraphExec_t exec, hipGraphNode_t node,
 	if (!gsig_find(node)) {
 		if (hx_graph_refuse_foreign(node, p, what))
 			return hipErrorInvalidValue;
-		FORWARD_OR_FAIL(GraphExecExternalSemaphoresSignalNodeSetParams,
-				"hipGraphExecExternalSemaphoresSignalNodeSetParams", exec, node, p);
+		FORWARD_FOREIGN_NODE(node, HX_GRAPH_NODE_EXT_SEM_SIGNAL,
+				     GraphExecExternalSemaphoresSignalNodeSetParams,
+				     "hipGraphExecExternalSemaphoresSignalNodeSetParams", exec, node, p);
 	}
 	if (!p || !hx_rt.GraphExecHostNodeSetParams)
 		return !p ? hipErrorInvalidValue : hipErrorNotSupported;

@@ -388,8 +388,9 @@ hipError_t hx_graph_wait_get(hipGraphNode_t node, struct hx_ext_sem_node_params 
 	pthread_mutex_unlock(&hx_gw_lock);
 	if (w)
 		return out ? hipSuccess : hipErrorInvalidValue;
-	FORWARD_OR_FAIL(GraphExternalSemaphoresWaitNodeGetParams,
-			"hipGraphExternalSemaphoresWaitNodeGetParams", node, out);
+	FORWARD_FOREIGN_NODE(node, HX_GRAPH_NODE_EXT_SEM_WAIT,
+			     GraphExternalSemaphoresWaitNodeGetParams,
+			     "hipGraphExternalSemaphoresWaitNodeGetParams", node, out);
 }
 
 hipError_t hx_graph_wait_set(hipGraphNode_t node, const struct hx_ext_sem_node_params *p)
@@ -404,8 +405,9 @@ hipError_t hx_graph_wait_set(hipGraphNode_t node, const struct hx_ext_sem_node_p
 	if (!gwait_known(node)) {
 		if (hx_graph_refuse_foreign(node, p, what))
 			return hipErrorInvalidValue;
-		FORWARD_OR_FAIL(GraphExternalSemaphoresWaitNodeSetParams,
-				"hipGraphExternalSemaphoresWaitNodeSetParams", node, p);
+		FORWARD_FOREIGN_NODE(node, HX_GRAPH_NODE_EXT_SEM_WAIT,
+				     GraphExternalSemaphoresWaitNodeSetParams,
+				     "hipGraphExternalSemaphoresWaitNodeSetParams", node, p);
 	}
 	err = hx_gw_vals_from_params(&v, p, what);
 	if (err)

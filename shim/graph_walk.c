@@ -60,6 +60,39 @@ bool hx_graph_node_type(hipGraphNode_t node, int *type)
 	return true;
 }
 
+/* The shim answers for every external-semaphore node it built; a node it
+ * did not build goes to the runtime's own node call only when the runtime
+ * reports it as a node of that call's kind (one the runtime made itself).
+ * Anything else is refused here, with the answer the runtime's checks give
+ * on working releases: a NULL or unknown node, or a node of another kind (a
+ * host node probed with a semaphore node call, which CUDA answers with
+ * cudaErrorInvalidValue).  Debian's HIP 7.2.4 has no code behind those
+ * calls (each tail-calls an empty slot of its dispatch table,
+ * docs/testing.md), so a forwarded probe there jumped to address 0.  When
+ * the runtime cannot tell a node's kind at all (no hipGraphNodeGetType),
+ * the call goes to the runtime as before. */
+hipError_t hx_graph_foreign_node_check(hipGraphNode_t node, int kind, const char *what)
+{
+	int type = -1;
+
+	if (!node) {
+		hx_warn("%s: node is NULL", what);
+		return hipErrorInvalidValue;
+	}
+	if (!hx_rt.GraphNodeGetType)
+		return hipSuccess;
+	if (!hx_graph_node_type(node, &type)) {
+		hx_warn("%s: node %p is not a node the HIP runtime knows", what, (void *)node);
+		return hipErrorInvalidValue;
+	}
+	if (type != kind) {
+		hx_warn("%s: node %p is not an external semaphore %s node (its type is %d)", what,
+			(void *)node, kind == HX_GRAPH_NODE_EXT_SEM_WAIT ? "wait" : "signal", type);
+		return hipErrorInvalidValue;
+	}
+	return hipSuccess;
+}
+
 /* Deeper nesting than any real graph; a cycle the runtime should never
  * produce stops here instead of recursing without end. */
 #define HX_GRAPH_MAX_DEPTH 64

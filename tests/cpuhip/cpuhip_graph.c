@@ -505,6 +505,7 @@ CPUHIP_EXPORT hipError_t hipGraphAddExternalSemaphoresSignalNode(
 	size_t numDependencies, const struct hx_ext_sem_node_params *nodeParams)
 {
 	CPUHIP_BOUNDARY("hipGraphAddExternalSemaphoresSignalNode", NULL);
+	cpuhip_extsem_node_call("hipGraphAddExternalSemaphoresSignalNode");
 	if (!nodeParams)
 		return cpuhip_set_last_error(hipErrorInvalidValue);
 	return add_node(pGraphNode, graph, pDependencies, numDependencies, false,
@@ -516,6 +517,7 @@ CPUHIP_EXPORT hipError_t hipGraphAddExternalSemaphoresWaitNode(
 	size_t numDependencies, const struct hx_ext_sem_node_params *nodeParams)
 {
 	CPUHIP_BOUNDARY("hipGraphAddExternalSemaphoresWaitNode", NULL);
+	cpuhip_extsem_node_call("hipGraphAddExternalSemaphoresWaitNode");
 	if (!nodeParams)
 		return cpuhip_set_last_error(hipErrorInvalidValue);
 	return add_node(pGraphNode, graph, pDependencies, numDependencies, false,

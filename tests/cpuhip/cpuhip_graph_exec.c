@@ -97,6 +97,25 @@ CPUHIP_EXPORT hipError_t hipGraphExecEventWaitNodeSetEvent(hipGraphExec_t exec,
 	return cpuhip_set_last_error(e);
 }
 
+void cpuhip_extsem_node_call(const char *name)
+{
+	static int empty = -1;
+	int e = __atomic_load_n(&empty, __ATOMIC_RELAXED);
+
+	if (e < 0) {
+		const char *v = getenv("CPUHIP_EXTSEM_NODE_CALLS");
+
+		e = v && strcmp(v, "empty") == 0;
+		__atomic_store_n(&empty, e, __ATOMIC_RELAXED);
+	}
+	if (!e)
+		return;
+	fprintf(stderr, "cpuhip: %s: the dispatch table slot of this call is empty "
+		"(CPUHIP_EXTSEM_NODE_CALLS=empty, as in Debian's HIP 7.2.4): a call to address 0\n",
+		name);
+	abort();
+}
+
 static hipError_t es_get(hipGraphNode_t node, struct hx_ext_sem_node_params *out, int type)
 {
 	pthread_mutex_lock(&glock);
@@ -140,6 +159,7 @@ CPUHIP_EXPORT hipError_t hipGraphExternalSemaphoresSignalNodeGetParams(
 	hipGraphNode_t hNode, struct hx_ext_sem_node_params *params_out)
 {
 	CPUHIP_BOUNDARY("hipGraphExternalSemaphoresSignalNodeGetParams", NULL);
+	cpuhip_extsem_node_call("hipGraphExternalSemaphoresSignalNodeGetParams");
 	return es_get(hNode, params_out, HX_GRAPH_NODE_EXT_SEM_SIGNAL);
 }
 
@@ -147,6 +167,7 @@ CPUHIP_EXPORT hipError_t hipGraphExternalSemaphoresSignalNodeSetParams(
 	hipGraphNode_t hNode, const struct hx_ext_sem_node_params *nodeParams)
 {
 	CPUHIP_BOUNDARY("hipGraphExternalSemaphoresSignalNodeSetParams", NULL);
+	cpuhip_extsem_node_call("hipGraphExternalSemaphoresSignalNodeSetParams");
 	return es_set(NULL, hNode, nodeParams, HX_GRAPH_NODE_EXT_SEM_SIGNAL);
 }
 
@@ -154,6 +175,7 @@ CPUHIP_EXPORT hipError_t hipGraphExternalSemaphoresWaitNodeGetParams(
 	hipGraphNode_t hNode, struct hx_ext_sem_node_params *params_out)
 {
 	CPUHIP_BOUNDARY("hipGraphExternalSemaphoresWaitNodeGetParams", NULL);
+	cpuhip_extsem_node_call("hipGraphExternalSemaphoresWaitNodeGetParams");
 	return es_get(hNode, params_out, HX_GRAPH_NODE_EXT_SEM_WAIT);
 }
 
@@ -161,6 +183,7 @@ CPUHIP_EXPORT hipError_t hipGraphExternalSemaphoresWaitNodeSetParams(
 	hipGraphNode_t hNode, const struct hx_ext_sem_node_params *nodeParams)
 {
 	CPUHIP_BOUNDARY("hipGraphExternalSemaphoresWaitNodeSetParams", NULL);
+	cpuhip_extsem_node_call("hipGraphExternalSemaphoresWaitNodeSetParams");
 	return es_set(NULL, hNode, nodeParams, HX_GRAPH_NODE_EXT_SEM_WAIT);
 }
 
@@ -169,6 +192,7 @@ CPUHIP_EXPORT hipError_t hipGraphExecExternalSemaphoresSignalNodeSetParams(
 	const struct hx_ext_sem_node_params *nodeParams)
 {
 	CPUHIP_BOUNDARY("hipGraphExecExternalSemaphoresSignalNodeSetParams", NULL);
+	cpuhip_extsem_node_call("hipGraphExecExternalSemaphoresSignalNodeSetParams");
 	if (!hGraphExec)
 		return cpuhip_set_last_error(hipErrorInvalidValue);
 	return es_set(hGraphExec, hNode, nodeParams, HX_GRAPH_NODE_EXT_SEM_SIGNAL);
@@ -179,6 +203,7 @@ CPUHIP_EXPORT hipError_t hipGraphExecExternalSemaphoresWaitNodeSetParams(
 	const struct hx_ext_sem_node_params *nodeParams)
 {
 	CPUHIP_BOUNDARY("hipGraphExecExternalSemaphoresWaitNodeSetParams", NULL);
+	cpuhip_extsem_node_call("hipGraphExecExternalSemaphoresWaitNodeSetParams");
 	if (!hGraphExec)
 		return cpuhip_set_last_error(hipErrorInvalidValue);
 	return es_set(hGraphExec, hNode, nodeParams, HX_GRAPH_NODE_EXT_SEM_WAIT);
