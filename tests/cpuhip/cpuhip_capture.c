@@ -416,11 +416,19 @@ static hipError_t end_locked(struct cstream *c, hipGraph_t *pGraph)
 CPUHIP_EXPORT hipError_t hipStreamEndCapture(hipStream_t stream, hipGraph_t *pGraph)
 {
 	CPUHIP_BOUNDARY("hipStreamEndCapture", stream);
+	hipGraph_t unclaimed = NULL;
 	hipError_t e;
 
 	/* clr hipStreamEndCapture_common: NULL pGraph -> InvalidValue, the null
 	 * stream -> IllegalState, a dead stream -> 709, not capturing ->
-	 * IllegalState, then end_locked's checks. */
+	 * IllegalState, then end_locked's checks.  The 7.x tree dropped the
+	 * pGraph check: hipStreamEndCapture hands _common a graph variable of
+	 * its own and copies it out only to a non-NULL pGraph (rocm-systems
+	 * projects/clr hipamd/src/hip_graph.cpp hipStreamEndCapture; Debian's
+	 * 7.2.4 answers 0), so the capture ends and its graph goes to no one,
+	 * left allocated. */
+	if (!pGraph && cpuhip_release() >= 700)
+		pGraph = &unclaimed;
 	if (!pGraph)
 		return cpuhip_set_last_error(hipErrorInvalidValue);
 	if (!stream || stream == hipStreamLegacy)
