@@ -162,11 +162,15 @@ hipError_t hx_graph_add_signal_node(hipGraphNode_t *node, hipGraph_t graph,
 
 	if (!hx_runtime_init())
 		return hipErrorNotInitialized;
-	if (!hx_graph_usable() || !hx_graph_any_shim_handle(p))
+	/* With a device, every semaphore of the process is the shim's (as in
+	 * hipSignalExternalSemaphoresAsync): other handles are refused below,
+	 * never handed to the runtime's own call, which 7.x builds cannot make
+	 * (hx_graph_foreign_node_check). */
+	if (!hx_graph_usable())
 		FORWARD_OR_FAIL(GraphAddExternalSemaphoresSignalNode,
 				"hipGraphAddExternalSemaphoresSignalNode", node, graph, deps, ndeps, p);
-	if (!node || !graph) {
-		hx_err("%s: %s is NULL", what, !node ? "pGraphNode" : "graph");
+	if (!node || !graph || !p) {
+		hx_err("%s: %s is NULL", what, !node ? "pGraphNode" : !graph ? "graph" : "nodeParams");
 		return hipErrorInvalidValue;
 	}
 	if (!hx_rt.GraphAddHostNode) {

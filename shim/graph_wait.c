@@ -233,7 +233,9 @@ hipError_t hx_graph_add_wait_node(hipGraphNode_t *node, hipGraph_t graph,
 
 	if (!hx_runtime_init())
 		return hipErrorNotInitialized;
-	if (!hx_graph_usable() || !hx_graph_any_shim_handle(p))
+	/* Other handles than the shim's are refused by the validation below
+	 * (as in hx_graph_add_signal_node). */
+	if (!hx_graph_usable())
 		FORWARD_OR_FAIL(GraphAddExternalSemaphoresWaitNode,
 				"hipGraphAddExternalSemaphoresWaitNode", node, graph, deps, ndeps, p);
 	if (!node || !graph) {

@@ -22,12 +22,12 @@
  *    hipStreamAddCallback) and hipStreamGetPriority_common use the handle
  *    without hip::isValid; hipStreamGetDevice (hip_stream.cpp) keeps it, and
  *    reads no capture state.
- *  - 5.3 to 6.2.x check in streamCallback_common, but hipLaunchHostFunc
+ *  - 5.3 to 6.4.x check in streamCallback_common, but hipLaunchHostFunc
  *    runs the STREAM_CAPTURE macro first, which reads the stream object
  *    behind the handle (clr rocm-5.7.1 hipamd/src/hip_stream.cpp
- *    hipLaunchHostFunc, hip_internal.hpp STREAM_CAPTURE; the same in
- *    6.0.2, 6.1.2, 6.2.0 and 6.2.1): Debian's 5.7.1 on the fake AMD
- *    device died with SIGSEGV on a garbage handle.  So every release with
+ *    hipLaunchHostFunc_common, hip_internal.hpp STREAM_CAPTURE; the same
+ *    order in 6.0.x, 6.1.x, 6.2.x, 6.3.0 to 6.3.3 and 6.4.1): Debian's
+ *    5.7.1 on the fake AMD device died with SIGSEGV on a garbage handle.  So every release with
  *    hipLaunchHostFunc gets the check before a signal, at the cost of one
  *    runtime call per signal on a created stream; 5.2's
  *    hipStreamAddCallback checks first and answers for itself.
