@@ -1680,6 +1680,26 @@ static hipError_t launch_host_func(hipStream_t h, hipHostFn_t fn, void *data)
 	 * to 6.1.x capture only Active streams and let an Invalidated one fall
 	 * through to a real enqueue (clr rocm-6.1.2 hip_internal.hpp
 	 * STREAM_CAPTURE): the function runs at once, outside any graph. */
+	/* clr hipLaunchHostFunc_common runs STREAM_CAPTURE before anything
+	 * checks the handle: the macro resolves hipStreamPerThread and reads
+	 * the stream's capture status (GetCaptureStatus, a cast to
+	 * hip::Stream*) for any other non-NULL handle, before the NULL
+	 * function check and before streamCallback_common's hip::isValid.  A
+	 * destroyed or garbage handle is a use-after-free or a segfault there
+	 * (Debian's 5.7.1 died with SIGSEGV: docs/testing.md).  Read in clr
+	 * rocm-5.7.1 hipamd/src/hip_stream.cpp hipLaunchHostFunc_common and
+	 * hip_internal.hpp STREAM_CAPTURE, the same in rocm-6.0.2, 6.1.2,
+	 * 6.2.0 to 6.2.2, hipamd rocm-5.4.0 and 5.5.1 (5.3's entry point was
+	 * not found in hipamd), and still in release/rocm-rel-6.3.0.1 (6.3),
+	 * amd-staging of 2024-10 and the development tree, which all skip
+	 * hipStreamLegacy there too; before 6.3 the macro did not, so the
+	 * legacy handle (not a hip::Stream) is read as one.  Every release
+	 * this flavour plays has it. */
+	if (h != NULL && h != hipStreamPerThread &&
+	    (h == hipStreamLegacy ? cpuhip_release() < 603 : !cpuhip_stream_valid(h)))
+		crash_on_handle("hipLaunchHostFunc", h,
+				"hipLaunchHostFunc_common (STREAM_CAPTURE reads the stream before "
+				"hip::isValid)");
 	if (!fn)
 		return ret(hipErrorInvalidValue);
 	dev_callback_check("hipLaunchHostFunc", h);
