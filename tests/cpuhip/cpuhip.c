@@ -837,8 +837,10 @@ static hipError_t submit_locked(struct stream *s, struct cmd *c, hipStream_t use
  * capture (hipLaunchHostFunc, below). */
 static __thread bool past_invalidated_capture;
 
-/* Lookup + submit in one step. */
-static hipError_t submit(hipStream_t h, struct cmd *c)
+/* Lookup + submit in one step.  With wait_done the caller then waits
+ * until c has run, as clr's awaitCompletion() does for a copy it does not
+ * leave asynchronous (memcpy_async). */
+static hipError_t submit_common(hipStream_t h, struct cmd *c, bool wait_done)
 {
 	if (!c)
 		return hipErrorOutOfMemory;
@@ -859,8 +861,19 @@ static hipError_t submit(hipStream_t h, struct cmd *c)
 		return STREAM_GONE;
 	}
 	hipError_t e = submit_locked(s, c, h);
+	if (e == hipSuccess && wait_done) {
+		uint64_t seq = s->last_enq;
+		s->refs++;
+		wait_stream_locked(s, seq);
+		stream_unref_locked(s);
+	}
 	pthread_mutex_unlock(&g.lock);
 	return e;
+}
+
+static hipError_t submit(hipStream_t h, struct cmd *c)
+{
+	return submit_common(h, c, false);
 }
 
 static void wait_stream_locked(struct stream *s, uint64_t seq)
@@ -1667,6 +1680,26 @@ static hipError_t launch_host_func(hipStream_t h, hipHostFn_t fn, void *data)
 	 * to 6.1.x capture only Active streams and let an Invalidated one fall
 	 * through to a real enqueue (clr rocm-6.1.2 hip_internal.hpp
 	 * STREAM_CAPTURE): the function runs at once, outside any graph. */
+	/* clr hipLaunchHostFunc_common runs STREAM_CAPTURE before anything
+	 * checks the handle: the macro resolves hipStreamPerThread and reads
+	 * the stream's capture status (GetCaptureStatus, a cast to
+	 * hip::Stream*) for any other non-NULL handle, before the NULL
+	 * function check and before streamCallback_common's hip::isValid.  A
+	 * destroyed or garbage handle is a use-after-free or a segfault there
+	 * (Debian's 5.7.1 died with SIGSEGV: docs/testing.md).  Read in clr
+	 * rocm-5.7.1 hipamd/src/hip_stream.cpp hipLaunchHostFunc_common and
+	 * hip_internal.hpp STREAM_CAPTURE, the same in rocm-6.0.2, 6.1.2,
+	 * 6.2.0 to 6.2.2, hipamd rocm-5.4.0 and 5.5.1 (5.3's entry point was
+	 * not found in hipamd), and still in release/rocm-rel-6.3.0.1 (6.3),
+	 * amd-staging of 2024-10 and the development tree, which all skip
+	 * hipStreamLegacy there too; before 6.3 the macro did not, so the
+	 * legacy handle (not a hip::Stream) is read as one.  Every release
+	 * this flavour plays has it. */
+	if (h != NULL && h != hipStreamPerThread &&
+	    (h == hipStreamLegacy ? cpuhip_release() < 603 : !cpuhip_stream_valid(h)))
+		crash_on_handle("hipLaunchHostFunc", h,
+				"hipLaunchHostFunc_common (STREAM_CAPTURE reads the stream before "
+				"hip::isValid)");
 	if (!fn)
 		return ret(hipErrorInvalidValue);
 	dev_callback_check("hipLaunchHostFunc", h);
@@ -1726,6 +1759,26 @@ static bool find_alloc(const void *ptr, size_t len, bool *signal)
 		const char *base = g.allocs[i].ptr;
 		if ((const char *)ptr >= base && (const char *)ptr + len <= base + g.allocs[i].size) {
 			*signal = g.allocs[i].signal;
+			found = true;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&g.lock);
+	return found;
+}
+
+/* Is ptr's first byte inside memory the runtime allocated (as clr's
+ * getMemoryObject looks a copy's side up)?  *host tells whether that is
+ * host memory (hipHostMalloc). */
+static bool find_alloc_host(const void *ptr, bool *host)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&g.lock);
+	for (size_t i = 0; i < g.nallocs; i++) {
+		const char *base = g.allocs[i].ptr;
+		if ((const char *)ptr >= base && (const char *)ptr < base + g.allocs[i].size) {
+			*host = g.allocs[i].host;
 			found = true;
 			break;
 		}
@@ -2190,6 +2243,45 @@ CPUHIP_EXPORT hipError_t hipHostFree(void *p)
 	return ret(free_common(p));
 }
 
+/* Does an asynchronous copy return only once it is done, i.e. after all
+ * the stream's earlier work?  clr decides by whether each side is memory
+ * it allocated or registered (getMemoryObject; here: find_alloc_host on
+ * the side's first byte) and, below, by whether the GPU or the CPU copies.
+ *
+ * - Both sides host memory (pinned or pageable), every release: ROCclr's
+ *   DmaBlitManager::copyBuffer (clr rocm-5.7.1, rocm-6.2.2 and amd-staging
+ *   of 2024-10, rocclr/device/rocm/rocblit.cpp) stalls the GPU
+ *   (releaseGpuMemoryFence, a CPU wait) and copies on the CPU, in the
+ *   caller's thread under direct dispatch, Linux's default; the
+ *   development tree's ihipMemcpy (rocm-systems projects/clr 003af007)
+ *   also says "Any Host to any Host need host side synchronization".
+ *   Real 5.2.3 on the fake device blocked a pinned-to-pinned copy on
+ *   hipStreamPerThread behind a pending semaphore wait (docs/testing.md).
+ * - One pageable side: hipamd rocm-5.2.3 src/hip_memory.cpp ihipMemcpy
+ *   clears isAsync and awaits the copy (awaitCompletion); clr rocm-5.7.1
+ *   to rocm-6.2.2 and release/rocm-rel-6.3.0.1 hipamd/src/hip_memory.cpp
+ *   ihipMemcpy the same (isHostAsync = false).  clr 29cc678d8
+ *   (2024-09-06, on amd-staging after rel-6.3.0.1 branched, so from 6.4)
+ *   leaves a copy from pageable memory into device memory of at most the
+ *   staging size (stagedXferSize_, 1 MiB by default:
+ *   rocclr/device/rocm/rocsettings.cpp) asynchronous.
+ * - Device memory and pinned memory: asynchronous (a GPU copy).
+ * A capturing stream refuses the copy before any of this (submit). */
+#define STAGED_XFER_SIZE (1u << 20)
+
+static bool copy_waits_for_completion(void *dst, const void *src, size_t n)
+{
+	bool src_host = true, dst_host = true;
+	bool src_known = find_alloc_host(src, &src_host);
+	bool dst_known = find_alloc_host(dst, &dst_host);
+
+	if (src_host && dst_host)
+		return true;
+	if (!src_known || !dst_known)
+		return release < 604 || src_known || n > STAGED_XFER_SIZE;
+	return false;
+}
+
 static hipError_t memcpy_async(void *dst, const void *src, size_t n, hipMemcpyKind kind,
 			       hipStream_t h)
 {
@@ -2205,7 +2297,7 @@ static hipError_t memcpy_async(void *dst, const void *src, size_t n, hipMemcpyKi
 	c->u.copy.dst = dst;
 	c->u.copy.src = src;
 	c->u.copy.size = n;
-	return submit(h, c);
+	return submit_common(h, c, copy_waits_for_completion(dst, src, n));
 }
 
 CPUHIP_EXPORT hipError_t hipMemcpyAsync(void *dst, const void *src, size_t n, hipMemcpyKind kind,

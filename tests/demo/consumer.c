@@ -77,7 +77,11 @@ int main(void)
 						 { .params.fence.value = 2ull * r } };
 		hipExternalSemaphore_t out[2] = { bin, tl };
 
-		/* Everything is enqueued up front; nothing here blocks. */
+		/* Everything is enqueued up front.  The shared page is memory
+		 * the runtime did not allocate, so a copy into it (every
+		 * release) or out of it (up to 6.3) returns only once done
+		 * (clr ihipMemcpy): this thread waits there for the round's
+		 * semaphore wait.  The semaphore calls never block. */
 		CHECK(hipWaitExternalSemaphoresAsync(&tl, (const void *)&wp, 1, stream));
 		CHECK(hipMemcpyAsync(staging, (const void *)&frame->produced, sizeof(*staging),
 				     hipMemcpyHostToHost, stream));

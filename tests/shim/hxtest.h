@@ -205,16 +205,37 @@ static inline void stream_delay(hipStream_t st, unsigned usec)
 	HIPCHECK(f(st, usec));
 }
 
+struct hx_mark_req {
+	uint64_t *flag;
+	uint64_t v;
+};
+
+static inline void hx_mark_cb(hipStream_t st, hipError_t e, void *p)
+{
+	struct hx_mark_req *m = p;
+
+	(void)st;
+	(void)e;
+	__atomic_store_n(m->flag, m->v, __ATOMIC_RELEASE);
+	free(m);
+}
+
 /* Enqueues a write of `v` to *flag: proves when later stream work ran.
- * On 5.2's hipStreamPerThread by a copy from a ring of values: that
- * release's stream write does not take the handle (it crashes there,
- * docs/streams.md). */
+ * On 5.2's hipStreamPerThread by a stream callback: that release's stream
+ * write does not take the handle (it crashes there, docs/streams.md), and
+ * a copy would block this thread until the stream's earlier work (a
+ * semaphore wait the test has not signalled yet) is done.  With a pageable
+ * side hipamd rocm-5.2.3 src/hip_memory.cpp ihipMemcpy waits for the copy
+ * (awaitCompletion); between two pinned allocations ROCclr's
+ * DmaBlitManager::copyBuffer (clr rocm-5.7.1 to amd-staging 2024-10,
+ * rocclr/device/rocm/rocblit.cpp) waits for the GPU
+ * (releaseGpuMemoryFence) and copies on the CPU, in the caller's thread
+ * under direct dispatch; real 5.2.3 blocked there too (docs/testing.md).
+ * hipStreamAddCallback resolves hipStreamPerThread on 5.2 (hip::isValid)
+ * and only enqueues. */
 static inline void stream_mark(hipStream_t st, uint64_t *flag, uint64_t v)
 {
-	static uint64_t ring[64];
-	static unsigned next;
-	uint64_t *src;
-
+	struct hx_mark_req *m;
 	int version = 0;
 
 	if (st == hipStreamPerThread)
@@ -223,9 +244,12 @@ static inline void stream_mark(hipStream_t st, uint64_t *flag, uint64_t v)
 		HIPCHECK(hipStreamWriteValue64(st, flag, v, 0));
 		return;
 	}
-	src = &ring[__atomic_fetch_add(&next, 1, __ATOMIC_RELAXED) % 64];
-	*src = v;
-	HIPCHECK(hipMemcpyAsync(flag, src, sizeof(*src), hipMemcpyHostToHost, st));
+	m = malloc(sizeof(*m));
+	if (!m)
+		FAIL("out of memory");
+	m->flag = flag;
+	m->v = v;
+	HIPCHECK(hipStreamAddCallback(st, hx_mark_cb, m, 0));
 }
 
 static inline uint64_t load64(const uint64_t *p)

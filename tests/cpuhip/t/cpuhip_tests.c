@@ -145,17 +145,25 @@ static void *pts_thread(void *p)
 	OK(cpuhipTestEnqueueDelay(hipStreamPerThread, 50000));
 	OK(hipHostMalloc((void **)&a->value, sizeof(*a->value), 0));
 	/* 5.2's stream write does not resolve hipStreamPerThread (it crashes:
-	 * stream_handles); a copy does. */
-	static const uint32_t five = 5;
-	if (rel() >= 503)
+	 * stream_handles); a copy does, from pinned into device memory (between
+	 * host allocations it would wait for the delay: memcpy_pageable). */
+	uint32_t *five = NULL, *dst = a->value;
+	if (rel() >= 503) {
 		OK(hipStreamWriteValue32(hipStreamPerThread, a->value, 5, 0));
-	else
-		OK(hipMemcpyAsync(a->value, &five, sizeof(five), hipMemcpyHostToHost,
+	} else {
+		OK(hipMalloc((void **)&dst, sizeof(*dst)));
+		OK(hipHostMalloc((void **)&five, sizeof(*five), 0));
+		*five = 5;
+		OK(hipMemcpyAsync(dst, five, sizeof(*five), hipMemcpyHostToDevice,
 				  hipStreamPerThread));
+	}
 	CHECK_ERR(hipStreamQuery(hipStreamPerThread), hipErrorNotReady);
 	OK(hipStreamSynchronize(hipStreamPerThread));
-	CHECK(*a->value == 5);
+	CHECK(*dst == 5);
+	if (dst != a->value)
+		OK(hipFree(dst));
 	OK(hipHostFree(a->value));
+	OK(hipHostFree(five));
 	return NULL;
 }
 
@@ -361,11 +369,16 @@ static void t_stream_wait_event(void)
 	OK(hipStreamWriteValue32(a, &v[0], 1, 0));
 	OK(hipEventRecord(e, a));
 	OK(hipStreamWaitEvent(b, e, 0));
-	OK(hipMemcpyAsync(&v[1], &v[0], 4, hipMemcpyHostToHost, b));
+	/* into device memory: a copy between host allocations would return
+	 * only once done (memcpy_pageable) */
+	uint32_t *d;
+	OK(hipMalloc((void **)&d, sizeof(*d)));
+	OK(hipMemcpyAsync(d, &v[0], 4, hipMemcpyHostToDevice, b));
 	sleep_ms(30);
 	CHECK_ERR(hipStreamQuery(b), hipErrorNotReady);
 	OK(hipStreamSynchronize(b));
-	CHECK(v[1] == 1);
+	CHECK(*d == 1);
+	OK(hipFree(d));
 	CHECK_ERR(hipStreamWaitEvent(b, e, 1), hipErrorInvalidValue);
 	CHECK_ERR(hipStreamWaitEvent(b, NULL, 0), hipErrorInvalidHandle);
 	OK(hipEventDestroy(e));
@@ -1393,8 +1406,9 @@ static void *query_relaxed(void *p)
 /*
  * What each release does with a destroyed stream and with
  * hipStreamPerThread in the calls hipextsem makes (the README lists the
- * sources): 5.2 crashes in the stream wait/write value calls, the
- * development tree in hipStreamQuery, the callback calls and
+ * sources): 5.2 crashes in the stream wait/write value calls, every
+ * release with hipLaunchHostFunc there (its STREAM_CAPTURE), the
+ * development tree also in hipStreamQuery, hipStreamAddCallback and
  * hipStreamGetPriority; every other call and release answers.  Each call
  * runs in a child so that a crash is seen as one.
  */
@@ -1452,8 +1466,11 @@ static void t_stream_handles(void)
 	CHECK(crashes(hs_priority, pts) == 0);
 #if CPUHIP_ABI == 6
 	int d = 7;
-	CHECK(crashes(hs_host_fn, dead) == dev);
+	/* every release with hipLaunchHostFunc reads the handle first
+	 * (STREAM_CAPTURE) */
+	CHECK(crashes(hs_host_fn, dead) == 1);
 	CHECK(crashes(hs_host_fn, pts) == 0);
+	CHECK(crashes(hs_host_fn, null) == 0);
 	/* hipStreamGetDevice checks on every release that has it */
 	CHECK(crashes(hs_get_device, dead) == 0);
 	CHECK_ERR(hipStreamGetDevice(dead, &d), hipErrorContextIsDestroyed);
@@ -1485,6 +1502,71 @@ static void t_stream_handles(void)
 	OK(hipStreamDestroy(cap));
 	OK(hipStreamDestroy(other));
 #endif
+}
+
+/* hipMemcpyAsync returns only once the copy is done (after the stream's
+ * earlier work) when both sides are host memory, pinned or not (ROCclr
+ * DmaBlitManager::copyBuffer copies those on the CPU after a GPU stall),
+ * and with one pageable side up to 6.3 (clr hip_memory.cpp ihipMemcpy);
+ * from 6.4 a copy of at most 1 MiB from pageable into device memory is
+ * left asynchronous (clr 29cc678d8).  Pinned and device memory: always
+ * asynchronous. */
+static void copy_after_delay(hipStream_t s, void *dst, const void *src, size_t n, bool waits,
+			     const char *what)
+{
+	double t0, dt;
+
+	OK(cpuhipTestEnqueueDelay(s, 200000));
+	t0 = now_ms();
+	OK(hipMemcpyAsync(dst, src, n, hipMemcpyHostToHost, s));
+	dt = now_ms() - t0;
+	if (waits) {
+		if (dt < 180 || hipStreamQuery(s) != hipSuccess || memcmp(dst, src, n) != 0) {
+			fprintf(stderr, "%s: the copy returned after %.0f ms, not once done\n", what, dt);
+			CHECK(0);
+		}
+	} else {
+		if (dt > 150 || hipStreamQuery(s) != hipErrorNotReady) {
+			fprintf(stderr, "%s: the copy waited %.0f ms for the stream\n", what, dt);
+			CHECK(0);
+		}
+	}
+	OK(hipStreamSynchronize(s));
+	CHECK(memcmp(dst, src, n) == 0);
+}
+
+static void t_memcpy_pageable(void)
+{
+	static uint64_t page[2];
+	const size_t big = 2u << 20;
+	int r = rel();
+	hipStream_t s;
+	uint64_t *pin, *dev;
+	char *bigpage, *bigdev;
+
+	OK(hipStreamCreate(&s));
+	OK(hipHostMalloc((void **)&pin, 4 * sizeof(*pin), 0));
+	OK(hipMalloc((void **)&dev, 4 * sizeof(*dev)));
+	pin[0] = 5;
+	page[0] = 6;
+	copy_after_delay(s, &pin[1], &pin[0], 8, true, "pinned to pinned");
+	copy_after_delay(s, &pin[2], &page[0], 8, true, "pageable to pinned");
+	copy_after_delay(s, &page[1], &pin[0], 8, true, "pinned to pageable");
+	copy_after_delay(s, &page[1], &page[0], 8, true, "pageable to pageable");
+	copy_after_delay(s, &dev[0], &pin[0], 8, false, "pinned to device");
+	copy_after_delay(s, &pin[3], &dev[0], 8, false, "device to pinned");
+	copy_after_delay(s, &dev[1], &page[0], 8, r < 604, "pageable to device");
+	copy_after_delay(s, &page[1], &dev[0], 8, true, "device to pageable");
+	bigpage = malloc(big);
+	CHECK(bigpage != NULL);
+	memset(bigpage, 0x5a, big);
+	OK(hipMalloc((void **)&bigdev, big));
+	copy_after_delay(s, bigdev, bigpage, big, true, "2 MiB pageable to device");
+	free(bigpage);
+	OK(hipFree(bigdev));
+	OK(hipFree(dev));
+	OK(hipHostFree(pin));
+	OK(hipStreamDestroy(s));
 }
 
 /* The per-thread stream is torn down by a thread-local destructor that
@@ -1762,6 +1844,7 @@ static const struct {
 	{ "exit_pending", t_exit_pending },
 	{ "stream_handles", t_stream_handles },
 	{ "pts_teardown", t_pts_teardown },
+	{ "memcpy_pageable", t_memcpy_pageable },
 	{ "broken", t_broken },
 	{ "interleave", t_interleave },
 };

@@ -85,12 +85,17 @@ int main(void)
 	CHECK(hipHostMalloc((void **)&host, 4096, hipHostMallocDefault));
 	memset(host, 0, 4096);
 	shared_flag = &host[0];
+	unsigned int *devcopy;
+	CHECK(hipMalloc((void **)&devcopy, 4));
 
 	/* stream a: wait for a host thread's store, then write and copy */
 	CHECK(hipEventRecord(start, a));
 	CHECK(hipStreamWaitValue32(a, &host[0], 1, hipStreamWaitValueEq, 0xffffffff));
 	CHECK(hipStreamWriteValue32(a, &host[1], 0xabcd, 0));
-	CHECK(hipMemcpyAsync(&host[2], &host[1], 4, hipMemcpyHostToHost, a));
+	/* into device memory: between two host allocations the copy would
+	 * wait for the stream here, before the releasing thread exists (ROCclr
+	 * copies host to host on the CPU after a GPU stall) */
+	CHECK(hipMemcpyAsync(devcopy, &host[1], 4, hipMemcpyHostToDevice, a));
 	CHECK(hipStreamAddCallback(a, callback, (void *)0L, 0));
 	CHECK(hipEventRecord(done, a));
 
@@ -110,6 +115,7 @@ int main(void)
 	pthread_join(t, NULL);
 
 	REQUIRE(hipEventQuery(done) == hipSuccess);
+	CHECK(hipMemcpy(&host[2], devcopy, 4, hipMemcpyDeviceToHost));
 	REQUIRE(host[1] == 0xabcd && host[2] == 0xabcd);
 	REQUIRE(*(unsigned long long *)&host[4] == 0x1122334455667788ull);
 	REQUIRE(host[8] == 0x5a5a5a5a && host[11] == 0x5a5a5a5a);
@@ -136,6 +142,7 @@ int main(void)
 	CHECK(hipEventDestroy(done));
 	CHECK(hipStreamDestroy(a));
 	CHECK(hipStreamDestroy(b));
+	CHECK(hipFree(devcopy));
 	CHECK(hipHostFree(host));
 	printf("real_abi_app: ok\n");
 	return 0;
