@@ -63,14 +63,14 @@ bool hx_graph_node_type(hipGraphNode_t node, int *type)
 /* The shim answers for every external-semaphore node it built; a node it
  * did not build goes to the runtime's own node call only when the runtime
  * reports it as a node of that call's kind (one the runtime made itself).
- * Anything else is refused here, with the answer the runtime's checks give
- * on working releases: a NULL or unknown node, or a node of another kind (a
- * host node probed with a semaphore node call, which CUDA answers with
- * cudaErrorInvalidValue).  Debian's HIP 7.2.4 has no code behind those
- * calls (each tail-calls an empty slot of its dispatch table,
- * docs/testing.md), so a forwarded probe there jumped to address 0.  When
- * the runtime cannot tell a node's kind at all (no hipGraphNodeGetType),
- * the call goes to the runtime as before. */
+ * Anything else is refused here with hipErrorInvalidValue: a NULL or
+ * unknown node (clr's own answer), or a node of another kind, such as a
+ * host node probed with a semaphore node call (CUDA's answer; clr 6.4.1
+ * checks only that the node is valid and copies from the wrong node type).
+ * No 7.x build has code behind those calls (each tail-calls a dispatch
+ * slot clr never fills, docs/testing.md): a forwarded probe on Debian's
+ * 7.2.4 jumped to address 0.  When the runtime cannot tell a node's kind
+ * at all (no hipGraphNodeGetType), the call goes to the runtime. */
 hipError_t hx_graph_foreign_node_check(hipGraphNode_t node, int kind, const char *what)
 {
 	int type = -1;

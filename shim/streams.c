@@ -27,7 +27,8 @@
  *    behind the handle (clr rocm-5.7.1 hipamd/src/hip_stream.cpp
  *    hipLaunchHostFunc_common, hip_internal.hpp STREAM_CAPTURE; the same
  *    order in 6.0.x, 6.1.x, 6.2.x, 6.3.0 to 6.3.3 and 6.4.1): Debian's
- *    5.7.1 on the fake AMD device died with SIGSEGV on a garbage handle.  So every release with
+ *    5.7.1 on the fake AMD device died with SIGSEGV on a garbage handle.
+ *    So every release with
  *    hipLaunchHostFunc gets the check before a signal, at the cost of one
  *    runtime call per signal on a created stream; 5.2's
  *    hipStreamAddCallback checks first and answers for itself.
