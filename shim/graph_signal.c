@@ -162,11 +162,10 @@ hipError_t hx_graph_add_signal_node(hipGraphNode_t *node, hipGraph_t graph,
 
 	if (!hx_runtime_init())
 		return hipErrorNotInitialized;
-	/* With a device, every semaphore of the process is the shim's (as in
-	 * hipSignalExternalSemaphoresAsync): other handles are refused below,
-	 * never handed to the runtime's own call, which 7.x builds cannot make
-	 * (hx_graph_foreign_node_check). */
-	if (!hx_graph_usable())
+	/* Parameters holding no hipextsem semaphore go to the runtime
+	 * unchanged; none at all is answered here (7.x builds have no code
+	 * behind the runtime's own call: hx_graph_foreign_node_check). */
+	if (!hx_graph_usable() || (p && !hx_graph_any_shim_handle(p)))
 		FORWARD_OR_FAIL(GraphAddExternalSemaphoresSignalNode,
 				"hipGraphAddExternalSemaphoresSignalNode", node, graph, deps, ndeps, p);
 	if (!node || !graph || !p) {

@@ -233,9 +233,9 @@ hipError_t hx_graph_add_wait_node(hipGraphNode_t *node, hipGraph_t graph,
 
 	if (!hx_runtime_init())
 		return hipErrorNotInitialized;
-	/* Other handles than the shim's are refused by the validation below
-	 * (as in hx_graph_add_signal_node). */
-	if (!hx_graph_usable())
+	/* As in hx_graph_add_signal_node: parameters holding no hipextsem
+	 * semaphore go to the runtime unchanged, NULL ones are refused below. */
+	if (!hx_graph_usable() || (p && !hx_graph_any_shim_handle(p)))
 		FORWARD_OR_FAIL(GraphAddExternalSemaphoresWaitNode,
 				"hipGraphAddExternalSemaphoresWaitNode", node, graph, deps, ndeps, p);
 	if (!node || !graph) {
