@@ -211,6 +211,7 @@ static struct {
 	bool cp_wait;       /* GPU_STREAMOPS_CP_WAIT=1 */
 	bool wait_refused;  /* CPUHIP_STREAM_WAIT=refuse (test-only fault) */
 	bool mipmap_hidden; /* CPUHIP_MIPMAP=hidden (6.x flavours; hypothetical) */
+	bool extsem_nodes_empty; /* CPUHIP_EXTSEM_NODE_CALLS=empty (7.x builds) */
 	int pci_domain, pci_bus, pci_device, pci_function;
 } g = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -452,6 +453,17 @@ int cpuhip_release(void)
 	return release;
 }
 
+void cpuhip_extsem_node_call(const char *name)
+{
+	ensure_init();
+	if (!g.extsem_nodes_empty)
+		return;
+	fprintf(stderr, "cpuhip: %s: the dispatch table slot of this call is empty "
+		"(CPUHIP_EXTSEM_NODE_CALLS=empty, as in every 7.x build): a call to address 0\n",
+		name);
+	abort();
+}
+
 /* HIP_VERSION as clr's hipRuntimeGetVersion and hipDriverGetVersion both
  * answer it (hip_context.cpp): major * 10^7 + minor * 10^5 + build.  A
  * release chosen with CPUHIP_ROCM reports build 0 (cpuhip is no build). */
@@ -510,6 +522,8 @@ static void global_init(void)
 	g.wait_refused = e && strcmp(e, "refuse") == 0;
 	e = getenv("CPUHIP_MIPMAP");
 	g.mipmap_hidden = CPUHIP_ABI == 6 && e && strcmp(e, "hidden") == 0;
+	e = getenv("CPUHIP_EXTSEM_NODE_CALLS");
+	g.extsem_nodes_empty = e && strcmp(e, "empty") == 0;
 	parse_pci();
 	pthread_mutex_lock(&g.lock);
 	g.null_stream = stream_new_locked(hipStreamDefault, 0, true);
@@ -1748,9 +1762,10 @@ hipError_t cpuhip_set_last_error(hipError_t e)
 	return ret(e);
 }
 
-/* Is ptr inside memory the runtime allocated (clr's getMemoryObject)?
- * *signal tells whether that memory is signal memory. */
-static bool find_alloc(const void *ptr, size_t len, bool *signal)
+/* Are the len bytes at ptr inside memory the runtime allocated (clr's
+ * getMemoryObject)?  *out gets a copy of that allocation's record (whether
+ * it is host memory, signal memory). */
+static bool find_alloc(const void *ptr, size_t len, struct alloc *out)
 {
 	bool found = false;
 
@@ -1758,27 +1773,7 @@ static bool find_alloc(const void *ptr, size_t len, bool *signal)
 	for (size_t i = 0; i < g.nallocs; i++) {
 		const char *base = g.allocs[i].ptr;
 		if ((const char *)ptr >= base && (const char *)ptr + len <= base + g.allocs[i].size) {
-			*signal = g.allocs[i].signal;
-			found = true;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&g.lock);
-	return found;
-}
-
-/* Is ptr's first byte inside memory the runtime allocated (as clr's
- * getMemoryObject looks a copy's side up)?  *host tells whether that is
- * host memory (hipHostMalloc). */
-static bool find_alloc_host(const void *ptr, bool *host)
-{
-	bool found = false;
-
-	pthread_mutex_lock(&g.lock);
-	for (size_t i = 0; i < g.nallocs; i++) {
-		const char *base = g.allocs[i].ptr;
-		if ((const char *)ptr >= base && (const char *)ptr < base + g.allocs[i].size) {
-			*host = g.allocs[i].host;
+			*out = g.allocs[i];
 			found = true;
 			break;
 		}
@@ -1794,7 +1789,7 @@ static bool find_alloc_host(const void *ptr, bool *host)
 static hipError_t check_stream_op(hipStream_t h, const void *ptr, size_t len, bool wait,
 				  unsigned int flags)
 {
-	bool signal = false;
+	struct alloc a = { 0 };
 
 	if (!ptr)
 		return hipErrorInvalidValue;
@@ -1807,9 +1802,9 @@ static hipError_t check_stream_op(hipStream_t h, const void *ptr, size_t len, bo
 				"hipamd rocm-5.2.3 ihipStreamOperation (hip::getQueue)");
 	if (!cpuhip_stream_valid(h))
 		return STREAM_GONE;
-	if (!find_alloc(ptr, len, &signal))
+	if (!find_alloc(ptr, len, &a))
 		return hipErrorInvalidValue;
-	if (wait && g.cp_wait && !signal)
+	if (wait && g.cp_wait && !a.signal)
 		return hipErrorInvalidValue;
 	if (wait && flags > hipStreamWaitValueNor)
 		return hipErrorInvalidValue;
@@ -2245,7 +2240,7 @@ CPUHIP_EXPORT hipError_t hipHostFree(void *p)
 
 /* Does an asynchronous copy return only once it is done, i.e. after all
  * the stream's earlier work?  clr decides by whether each side is memory
- * it allocated or registered (getMemoryObject; here: find_alloc_host on
+ * it allocated or registered (getMemoryObject; here: find_alloc on
  * the side's first byte) and, below, by whether the GPU or the CPU copies.
  *
  * - Both sides host memory (pinned or pageable), every release: ROCclr's
@@ -2271,11 +2266,13 @@ CPUHIP_EXPORT hipError_t hipHostFree(void *p)
 
 static bool copy_waits_for_completion(void *dst, const void *src, size_t n)
 {
-	bool src_host = true, dst_host = true;
-	bool src_known = find_alloc_host(src, &src_host);
-	bool dst_known = find_alloc_host(dst, &dst_host);
+	/* Each side is looked up by its first byte; unknown memory is host
+	 * memory the runtime did not allocate (pageable). */
+	struct alloc sa = { .host = true }, da = { .host = true };
+	bool src_known = find_alloc(src, 1, &sa);
+	bool dst_known = find_alloc(dst, 1, &da);
 
-	if (src_host && dst_host)
+	if (sa.host && da.host)
 		return true;
 	if (!src_known || !dst_known)
 		return release < 604 || src_known || n > STAGED_XFER_SIZE;

@@ -97,25 +97,6 @@ CPUHIP_EXPORT hipError_t hipGraphExecEventWaitNodeSetEvent(hipGraphExec_t exec,
 	return cpuhip_set_last_error(e);
 }
 
-void cpuhip_extsem_node_call(const char *name)
-{
-	static int empty = -1;
-	int e = __atomic_load_n(&empty, __ATOMIC_RELAXED);
-
-	if (e < 0) {
-		const char *v = getenv("CPUHIP_EXTSEM_NODE_CALLS");
-
-		e = v && strcmp(v, "empty") == 0;
-		__atomic_store_n(&empty, e, __ATOMIC_RELAXED);
-	}
-	if (!e)
-		return;
-	fprintf(stderr, "cpuhip: %s: the dispatch table slot of this call is empty "
-		"(CPUHIP_EXTSEM_NODE_CALLS=empty, as in Debian's HIP 7.2.4): a call to address 0\n",
-		name);
-	abort();
-}
-
 static hipError_t es_get(hipGraphNode_t node, struct hx_ext_sem_node_params *out, int type)
 {
 	pthread_mutex_lock(&glock);

@@ -60,11 +60,11 @@ hipError_t cpuhip_capture_wait_event_locked(hipStream_t ws, hipEvent_t ev, unsig
 					    bool (*stream_ok)(hipStream_t), bool *handled);
 void cpuhip_capture_event_gone(hipEvent_t ev);
 
-/* CPUHIP_EXTSEM_NODE_CALLS=empty plays Debian's HIP 7.2.4 binary, whose
- * eight external-semaphore graph node calls tail-call an empty slot of its
- * dispatch table (seen there: slot 0xd98 for
+/* CPUHIP_EXTSEM_NODE_CALLS=empty plays a 7.x build of clr, whose eight
+ * external-semaphore graph node calls tail-call dispatch slots clr never
+ * fills (tests/cpuhip/README.md; Debian's 7.2.4: the slot at 0xd98 for
  * hipGraphExternalSemaphoresWaitNodeGetParams reads 0 at run time): each
- * such call ends the process here, naming itself, where 7.2.4 jumps to
+ * such call ends the process here, naming itself, where 7.x jumps to
  * address 0.  A no-op otherwise. */
 void cpuhip_extsem_node_call(const char *name);
 
