@@ -443,6 +443,8 @@ hipError_t hx_intercept_signal(const hipExternalSemaphore_t *hs, const void *par
 	struct signal_op *op = NULL;
 	hipError_t err;
 
+	/* Before the guard: it may take glibc's loader lock (wait.c). */
+	hx_op_exit_release_setup("hipSignalExternalSemaphoresAsync");
 	/* One decision per call, under the capture guard (runtime.h): no
 	 * capture begins or ends through the shim between the question "is
 	 * the stream capturing?" and the enqueue that acts on the answer. */

@@ -348,6 +348,8 @@ hipError_t hx_intercept_wait(const hipExternalSemaphore_t *hs, const void *param
 {
 	hipError_t err;
 
+	/* Before the guard: it may take glibc's loader lock (wait.c). */
+	hx_op_exit_release_setup("hipWaitExternalSemaphoresAsync");
 	/* One decision per call, under the capture guard (runtime.h); a wait
 	 * that blocks the thread leaves the guard before it blocks. */
 	hx_capture_guard_enter();

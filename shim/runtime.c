@@ -382,6 +382,11 @@ static void guard_slot_release(void *p)
 	struct guard_slot *slot = p;
 
 	atomic_store_explicit(&slot->active, 0, memory_order_release);
+	/* The destructor runs on the slot's own thread: a guarded call from
+	 * a later destructor of this exiting thread takes a slot afresh
+	 * instead of one another thread may have taken by then. */
+	if (tls_slot == slot)
+		tls_slot = NULL;
 	atomic_store_explicit(&slot->taken, false, memory_order_release);
 }
 

@@ -234,7 +234,6 @@ hipError_t hx_op_signal(const hipExternalSemaphore_t *hs, const void *params, un
 		return err;
 	}
 	hx_dbg("%s: %u semaphore(s) on stream %p", what, n, (void *)stream);
-	hx_op_exit_release_setup(what);
 	/* From here on the host function may have run and the record be
 	 * the caller's to settle: only `hs` and `stream` are read below. */
 	if (queued)

@@ -50,7 +50,10 @@
  */
 #include "streams.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -207,63 +210,119 @@ hipError_t hx_stream_wait_prepare(const char *what, hipStream_t stream, hipStrea
 
 /* ---- exit ----------------------------------------------------------------- */
 
-extern int __cxa_thread_atexit_impl(void (*fn)(void *), void *obj, void *dso_symbol);
-extern void *__dso_handle;
-
-/* 0: not looked at yet; 1: the main thread, hook registered; 2: another
- * thread, or the registration failed (never tried again). */
-static __thread unsigned char exit_hook_state __attribute__((tls_model("initial-exec")));
-
 /*
- * A thread_local-style destructor registered after the runtime's, so glibc
- * runs it first.  It cannot tell exit() from the thread's end by itself,
- * but it is only ever registered on the main thread, where it runs only
- * in exit(): glibc's pthread_exit of the main thread runs the pthread_key
- * destructors and not the thread_local ones
- * (sysdeps/nptl/libc_start_call_main.h), and a return from main is an
- * exit().  There, every pending wait is released, as the atexit handler
- * would (the caller's `release`), before the runtime's destructor waits for
- * the per-thread stream.
- * Other threads get no hook: a thread that ends keeps its waits, and its
- * end waits for them as the runtime does (docs/streams.md: exit() from a
- * thread other than the main one).
- */
-static void exit_hook(void *arg)
-{
-	((void (*)(void))arg)();
-}
-
-/*
- * The main thread's per-thread stream can be held by a wait on any stream
- * of any thread (hipStreamWaitEvent(hipStreamPerThread, ...) after a wait
- * on another stream; per-thread-stream work after a wait on the null
- * stream, which a blocking stream waits for), so the release must come
- * before the runtime's teardown whichever stream was waited on.  When the
- * runtime registers that teardown differs:
+ * The release of pending waits in exit() must run before the runtime's
+ * teardown of the main thread's per-thread stream, which waits for that
+ * stream's pending work.  glibc runs thread_local destructors (registered
+ * with __cxa_thread_atexit_impl, C++'s and cpuhip's alike) newest first, in
+ * exit() before the atexit handlers.  So the shim keeps a destructor of its
+ * own newest on the main thread: it interposes __cxa_thread_atexit_impl and,
+ * after every registration made on the main thread by anyone else,
+ * registers its hook again.  That no longer depends on which thread made
+ * the semaphore calls (a worker may wait on the null stream while main
+ * only queues per-thread-stream work behind it and returns), nor on when
+ * the runtime made its thread-local state:
  *  - clr (5.3 on) keeps the per-thread stream in the thread_local
  *    TlsAggregator (hip_internal.hpp), made at the thread's first call
- *    into the runtime (HIP_INIT_API touches hip::tls): registering after
- *    the shim's own first successful call on the thread is enough.
- *  - 5.2.3 keeps it in its own thread_local stream_per_thread
- *    (src/hip_stream.cpp), made when hipStreamPerThread is first resolved,
- *    maybe after the shim registered.  So on 5.2 the main thread's
- *    per-thread stream is resolved first (hx_stream_exit_prepare), by a
- *    call that resolves it and changes nothing (hipStreamGetFlags, through
- *    hip::isValid), at the thread's first import or wait: early, so that
- *    the stream it makes cannot take the memory of a stream the
- *    application destroys later and still names (a dangling handle would
- *    then name a live stream).
+ *    into the runtime (HIP_INIT_API touches hip::tls);
+ *  - 5.2.3 keeps it in a thread_local stream_per_thread (src/hip_stream.cpp),
+ *    made when hipStreamPerThread is first resolved.
+ * Both register through libstdc++'s __cxa_thread_atexit, which calls
+ * __cxa_thread_atexit_impl@GLIBC_2.18: a preloaded definition of that
+ * version interposes it.  The hook costs one list entry per thread_local
+ * of the main thread, and nothing on any other thread.
+ *
+ * The hook is registered only on the main thread, where it runs only in
+ * exit(): glibc's pthread_exit of the main thread runs the pthread_key
+ * destructors and not the thread_local ones
+ * (sysdeps/nptl/libc_start_call_main.h), and a return from main is an
+ * exit().  Other threads get no hook: a thread that ends keeps its waits,
+ * and its end waits for them as the runtime does (docs/streams.md: exit()
+ * from a thread other than the main one).
+ *
+ * Should the interposition not be reached (the shim loaded late, a
+ * runtime with a static C++ library), the main thread's own first wait or
+ * signal registers the hook as well (hx_stream_exit_release_setup), after
+ * the runtime's state that call needed; on 5.2 the main thread's
+ * per-thread stream is resolved first (hx_stream_exit_prepare) by a call
+ * that resolves it and changes nothing (hipStreamGetFlags, through
+ * hip::isValid), at the thread's first import or wait: early, so that the
+ * stream it makes cannot take the memory of a stream the application
+ * destroys later and still names.
  */
-static __thread bool exit_prepared;
+typedef int thread_atexit_fn(void (*fn)(void *), void *obj, void *dso_symbol);
+
+extern void *__dso_handle;
+/* glibc's own dlvsym (dlsym.c explains why not the shim's). */
+extern void *hx_libc_dlvsym_streams(void *handle, const char *name, const char *version);
+__asm__(".symver hx_libc_dlvsym_streams, dlvsym@GLIBC_2.2.5");
+
+/* Set once by the first wait (wait.c's release), read by the hook in exit. */
+static void (*_Atomic exit_release)(void);
+static thread_atexit_fn *_Atomic real_thread_atexit;
+
+/* 0: not looked at yet; 1: the main thread, hook registered by a wait or
+ * signal; 2: another thread, or the registration failed. */
+static __thread unsigned char exit_hook_state __attribute__((tls_model("initial-exec")));
+
+static void exit_hook(void *arg)
+{
+	void (*release)(void) = atomic_load_explicit(&exit_release, memory_order_acquire);
+
+	(void)arg;
+	if (release)
+		release();
+}
+
+static thread_atexit_fn *thread_atexit_real(void)
+{
+	thread_atexit_fn *f = atomic_load_explicit(&real_thread_atexit, memory_order_acquire);
+
+	if (!f) {
+		/* Idempotent: racing threads store the same pointer. */
+		f = (thread_atexit_fn *)hx_libc_dlvsym_streams(RTLD_NEXT, "__cxa_thread_atexit_impl",
+							       "GLIBC_2.18");
+		atomic_store_explicit(&real_thread_atexit, f, memory_order_release);
+	}
+	return f;
+}
+
+static bool on_main_thread(void)
+{
+	return syscall(SYS_gettid) == getpid();
+}
+
+/* Exported as __cxa_thread_atexit_impl@@GLIBC_2.18 (libextsem.map). */
+__attribute__((visibility("default"))) int hx_thread_atexit_impl(void (*fn)(void *), void *obj,
+								   void *dso_symbol);
+__attribute__((visibility("default"))) int hx_thread_atexit_impl(void (*fn)(void *), void *obj,
+								   void *dso_symbol)
+{
+	thread_atexit_fn *real = thread_atexit_real();
+	int ret;
+
+	if (!real) {
+		static const char msg[] =
+			"hipextsem: cannot find glibc's __cxa_thread_atexit_impl; aborting\n";
+		(void)!write(2, msg, sizeof(msg) - 1);
+		abort();
+	}
+	ret = real(fn, obj, dso_symbol);
+	if (ret == 0 && fn != exit_hook && on_main_thread())
+		(void)real(exit_hook, NULL, &__dso_handle);
+	return ret;
+}
+__asm__(".symver hx_thread_atexit_impl, __cxa_thread_atexit_impl@@GLIBC_2.18");
 
 void hx_stream_exit_prepare(void)
 {
+	static __thread bool exit_prepared;
 	unsigned int flags;
 
 	if (__builtin_expect(exit_prepared, 1))
 		return;
 	exit_prepared = true;
-	if (!stream_ops_unchecked() || syscall(SYS_gettid) != getpid())
+	if (!stream_ops_unchecked() || !on_main_thread())
 		return;
 	if (hx_rt.StreamGetFlags)
 		(void)hx_rt.StreamGetFlags(hipStreamPerThread, &flags);
@@ -271,13 +330,17 @@ void hx_stream_exit_prepare(void)
 
 void hx_stream_exit_release_setup(const char *what, void (*release)(void))
 {
+	thread_atexit_fn *real;
+
 	if (__builtin_expect(exit_hook_state != 0, 1))
 		return;
 	exit_hook_state = 2;
-	if (syscall(SYS_gettid) != getpid())
+	if (!atomic_load_explicit(&exit_release, memory_order_relaxed))
+		atomic_store_explicit(&exit_release, release, memory_order_release);
+	if (!on_main_thread())
 		return;
-	hx_stream_exit_prepare();
-	if (__cxa_thread_atexit_impl(exit_hook, (void *)release, &__dso_handle)) {
+	real = thread_atexit_real();
+	if (!real || real(exit_hook, NULL, &__dso_handle)) {
 		hx_warn("%s: cannot register the release of pending waits at exit before the "
 			"runtime's per-thread-stream teardown", what);
 		return;

@@ -40,11 +40,14 @@ hipError_t hx_stream_wait_prepare(const char *what, hipStream_t stream, hipStrea
  * they differ. */
 hipError_t hx_stream_wait_join(const char *what, hipStream_t stream, hipStream_t target);
 
-/* On the main thread, once, after a successful call into the runtime:
- * arranges the release of pending waits in exit() before the runtime's
- * per-thread-stream teardown, whichever stream the waits are on (the main
- * thread's per-thread stream can be ordered behind any of them): `release`
- * is called there.  One thread-local load after the first call. */
+/* Names `release`, the release of every pending wait, for the shim's
+ * destructor that runs in exit() before the runtime's per-thread-stream
+ * teardown (streams.c keeps it the main thread's newest thread_local
+ * destructor, whichever thread made the semaphore calls); on the main
+ * thread it also registers that destructor once, should the interposition
+ * of __cxa_thread_atexit_impl not be reached.  Takes glibc's loader lock
+ * once: call it under no lock of the shim's.  One thread-local load after
+ * the first call. */
 void hx_stream_exit_release_setup(const char *what, void (*release)(void));
 /* On 5.2, on the main thread, once: resolves its per-thread stream, so
  * that the runtime's teardown of it is registered before the shim's

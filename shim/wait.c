@@ -196,8 +196,12 @@ static void at_exit(void)
 }
 
 /* The same release, earlier: before the runtime's thread_local teardown of
- * the main thread's per-thread stream in exit() (streams.c).  Arranged by
- * the main thread's first wait or signal, whichever stream it is on. */
+ * the main thread's per-thread stream in exit() (streams.c), whichever
+ * thread waited and on whichever stream.  Called at every signal and wait
+ * (one thread-local load after the first), outside the capture guard and
+ * every lock of the shim's: registering a thread_local destructor takes
+ * glibc's loader lock, which a library constructor run by dlopen holds
+ * while it may fork (and the shim's fork handler takes the guard). */
 void hx_op_exit_release_setup(const char *what)
 {
 	hx_stream_exit_release_setup(what, at_exit);
@@ -574,7 +578,6 @@ static hipError_t op_wait(const hipExternalSemaphore_t *hs, const void *params, 
 	}
 
 	/* From here on the stream is held: every path must end in a release. */
-	hx_op_exit_release_setup(what);
 	if (hx_stream_wait_join(what, stream, target) != hipSuccess) {
 		/* 5.2's per-thread stream could not be ordered after the wait
 		 * queued on the shim's stream for it, which will still take the

@@ -24,6 +24,12 @@
  *                       is ordered behind a wait on another stream (an
  *                       event of a created stream's wait; per-thread work
  *                       after a wait on the null stream)
+ *   exit-worker-null-return, exit-worker-event-return
+ *                       the same when a worker thread made the wait (on
+ *                       the null stream; on a created stream with an
+ *                       event) and the main thread only imported and
+ *                       queued per-thread-stream work behind it: the
+ *                       release must not depend on which thread waited
  *   thread-exit-keeps   a thread that ends keeps its waits: its end waits
  *                       for them, as the runtime's own teardown does
  *   key-exhausted       (5.2's per-thread helper stream) with no pthread
@@ -163,12 +169,48 @@ static void capture_query(void)
 
 /* ---- exit with waits pending ------------------------------------------ */
 
+struct worker_wait {
+	hipExternalSemaphore_t s;
+	hipStream_t st;
+	hipEvent_t ev;
+};
+
+/* The interop thread: the only one that makes a semaphore call. */
+static void *worker_wait_thread(void *p)
+{
+	struct worker_wait *w = p;
+
+	if (w->ev)
+		HIPCHECK(hipStreamCreate(&w->st));
+	HIPCHECK(wait1(w->s, 1, w->st));
+	if (w->ev)
+		HIPCHECK(hipEventRecord(w->ev, w->st));
+	return NULL;
+}
+
 /* The child: a wait that is never satisfied, then the end of the process. */
 static int child(const char *how)
 {
 	uint32_t h;
 	hipExternalSemaphore_t s = sem_import_new(drm, &h, true);
 	hipStream_t st = hipStreamPerThread;
+
+	if (strstr(how, "worker")) {
+		/* Main imported; a worker waits; main orders its per-thread
+		 * stream behind that wait (the legacy stream, or an event)
+		 * and returns, never having waited or signaled itself. */
+		struct worker_wait w = { .s = s, .st = NULL, .ev = NULL };
+		pthread_t t;
+
+		if (strstr(how, "event"))
+			HIPCHECK(hipEventCreateWithFlags(&w.ev, hipEventDisableTiming));
+		CHECK(pthread_create(&t, NULL, worker_wait_thread, &w) == 0, "pthread_create");
+		pthread_join(t, NULL);
+		if (w.ev)
+			HIPCHECK(hipStreamWaitEvent(hipStreamPerThread, w.ev, 0));
+		mark(hipStreamPerThread, pinned(8), 1);
+		return 0;
+	}
 
 	if (strstr(how, "stream") || strstr(how, "event"))
 		HIPCHECK(hipStreamCreate(&st));
@@ -243,6 +285,16 @@ static void exit_event_return(void)
 static void exit_null_return(void)
 {
 	exit_pending("null-return");
+}
+
+static void exit_worker_null_return(void)
+{
+	exit_pending("worker-null-return");
+}
+
+static void exit_worker_event_return(void)
+{
+	exit_pending("worker-event-return");
 }
 
 /* ---- a thread that ends keeps its waits --------------------------------- */
@@ -340,6 +392,8 @@ static const struct {
 	{ "exit-stream-return", exit_stream_return },
 	{ "exit-event-return", exit_event_return },
 	{ "exit-null-return", exit_null_return },
+	{ "exit-worker-null-return", exit_worker_null_return },
+	{ "exit-worker-event-return", exit_worker_event_return },
 	{ "thread-exit-keeps", thread_exit_keeps },
 };
 
