@@ -32,6 +32,12 @@
  *   launch-spt-capture             every release (6.x flavour):
  *       hipGraphLaunch_spt into a capturing stream is refused with nothing
  *       queued; the next launch takes the next signal.
+ *   end-twice                      6.0 and 6.3 (6.x flavour): ends of an
+ *       invalidated Relaxed capture, which the runtime answers
+ *       hipErrorStreamCaptureInvalidated each time and leaves in place,
+ *       count as one end: another stream's live capture still records its
+ *       signal as a node that every launch runs, the semaphore stays the
+ *       application's, and the ended capture's stream takes a wait.
  *   capture-come-go                every release (6.x flavour): another
  *       thread's capture of the stream that begins and ends while a signal
  *       is enqueued neither takes nor loses the signal: it runs once.
@@ -223,6 +229,56 @@ static void case_capture_race(void)
 	HIPCHECK(hipStreamDestroy(other));
 	HIPCHECK(hipStreamDestroy(st));
 	sem_free(&b);
+	sem_free(&a);
+}
+#endif
+
+/* ---- repeated ends of an invalidated capture ------------------------- */
+
+#if HX_TEST_ABI == 6
+static void case_end_twice(void)
+{
+	struct sem a = sem_new(false);
+	hipStream_t inv, live;
+	hipGraph_t g = NULL, none = NULL;
+	hipGraphExec_t x = NULL;
+	int status = -1;
+
+	HIPCHECK(hipStreamCreate(&inv));
+	HIPCHECK(hipStreamCreate(&live));
+	HIPCHECK(hipStreamBeginCapture(inv, HX_CAPTURE_MODE_RELAXED));
+	/* A synchronize of a capturing stream invalidates its capture
+	 * (Stream::StreamCaptureOngoing). */
+	CHECK(hipStreamSynchronize(inv) != hipSuccess,
+	      "hipStreamSynchronize of a capturing stream was allowed");
+	HIPCHECK(hipStreamIsCapturing(inv, &status));
+	CHECK(status == HX_CAPTURE_STATUS_INVALIDATED, "capture status %d, want invalidated",
+	      status);
+	HIPCHECK(hipStreamBeginCapture(live, HX_CAPTURE_MODE_RELAXED));
+	for (int i = 0; i < 3; i++)
+		EXPECT_ERR(hipStreamEndCapture(inv, &none), hipErrorStreamCaptureInvalidated);
+	/* The live capture is still one: its signal becomes a node. */
+	HIPCHECK(signal1(a.s, 0, live));
+	HIPCHECK(hipStreamEndCapture(live, &g));
+	CHECK(g != NULL, "the live capture handed out no graph");
+	HIPCHECK(hipGraphInstantiate(&x, g, NULL, NULL, 0));
+	sleep_ms(50);
+	CHECK(so_wait(drm, a.h, 0, 0) != 0, "the captured signal ran before any launch");
+	for (unsigned i = 0; i < 3; i++) {
+		HIPCHECK(hipGraphLaunch(x, live));
+		HIPCHECK(hipStreamSynchronize(live));
+		CHECK(so_wait(drm, a.h, 0, 1000) == 0, "launch %u did not signal", i);
+		CHECK(drmSyncobjReset(drm, &a.h, 1) == 0, "reset");
+	}
+	/* The semaphore is still the application's, and a stream whose
+	 * capture ended takes a wait. */
+	HIPCHECK(wait1(a.s, 0, live));
+	so_signal(drm, a.h, 0);
+	HIPCHECK(hipStreamSynchronize(live));
+	HIPCHECK(hipGraphExecDestroy(x));
+	HIPCHECK(hipGraphDestroy(g));
+	HIPCHECK(hipStreamDestroy(live));
+	HIPCHECK(hipStreamDestroy(inv));
 	sem_free(&a);
 }
 #endif
@@ -746,6 +802,8 @@ int main(int argc, char **argv)
 #if HX_TEST_ABI == 6
 	else if (!strcmp(c, "capture-race"))
 		case_capture_race();
+	else if (!strcmp(c, "end-twice"))
+		case_end_twice();
 	else if (!strcmp(c, "capture-come-go"))
 		case_capture_come_go();
 	else if (!strcmp(c, "capture-race-wait"))
