@@ -6,6 +6,7 @@
  * thread when all prior work of the stream is done, never blocks, and
  * frees itself.  Also the signal helpers of graph signal nodes.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,17 +23,28 @@
 /* Signals `sem` (at `value` if it is a timeline); a failure is logged. */
 static void signal_sem(const struct hx_sem *sem, uint64_t value)
 {
+	uint64_t last = 0;
 	int ret = 0;
 
 	/* On the runtime's callback thread, which must not block: a failed
 	 * ioctl is tried again at once, a few times (the other side would
-	 * otherwise wait for a signal that never comes). */
+	 * otherwise wait for a signal that never comes).  A binary
+	 * semaphore's object may have become a timeline since its import
+	 * (sync.h: hx_sync_signal_binary): decided at each signal. */
 	for (unsigned tries = 0; tries < 3; tries++) {
-		ret = hx_sync_signal(&hx_reg.dev, sem->w.handle, sem->w.timeline ? value : 0);
-		if (!ret)
+		ret = sem->w.timeline ? hx_sync_signal(&hx_reg.dev, sem->w.handle, value)
+				      : hx_sync_signal_binary(&hx_reg.dev, sem->w.handle, value, &last);
+		if (!ret || ret == -ERANGE)
 			break;
 	}
-	if (ret)
+	if (ret == -ERANGE)
+		hx_err("binary semaphore %p (syncobj %u) carries timeline points now (last point "
+		       "%llu): not signaled, a binary signal would drop its timeline and point "
+		       "%llu would not be past the last one; signal it with fence.value past the "
+		       "last point, or import it as TimelineSemaphoreFd (9)",
+		       hx_reg_handle(sem), sem->w.handle, (unsigned long long)last,
+		       (unsigned long long)value);
+	else if (ret)
 		hx_err("%s(handle %u, point %llu) failed: %s",
 		       sem->w.timeline ? "DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL" : "DRM_IOCTL_SYNCOBJ_SIGNAL",
 		       sem->w.handle, (unsigned long long)value, strerror(-ret));

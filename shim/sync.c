@@ -124,6 +124,18 @@ int hx_sync_last_point(const struct hx_sync_dev *dev, uint32_t handle, uint64_t 
 	return neg_errno(drmIoctl(dev->fd, DRM_IOCTL_SYNCOBJ_QUERY, &args));
 }
 
+int hx_sync_signal_binary(const struct hx_sync_dev *dev, uint32_t handle, uint64_t value,
+			  uint64_t *last)
+{
+	*last = 0;
+	if (dev->has_timeline && hx_sync_last_point(dev, handle, last) == 0 && *last) {
+		if (value <= *last)
+			return -ERANGE;
+		return hx_sync_signal(dev, handle, value);
+	}
+	return hx_sync_signal(dev, handle, 0);
+}
+
 static atomic_ulong resets_skipped;
 
 int hx_sync_reset(const struct hx_sync_dev *dev, uint32_t handle)

@@ -56,6 +56,17 @@ int hx_sync_signal(const struct hx_sync_dev *dev, uint32_t handle, uint64_t poin
  * process's first such skip writes one warning line (the one log line of
  * this layer: it marks a semaphore imported with the wrong type). */
 int hx_sync_reset(const struct hx_sync_dev *dev, uint32_t handle);
+/* A binary semaphore's signal, decided from the syncobj's state now: one
+ * that carries timeline points (a timeline imported as OpaqueFd that had
+ * none at import) gets point `value` if that is past its last point, so
+ * that the chain is kept; a binary signal there would replace the chain
+ * and take the timeline back to 0.  -ERANGE (nothing signaled) when
+ * `value` is not past the last point, whose value then goes to *last.
+ * Otherwise an ordinary binary signal.  A point the other side adds
+ * between the query and the binary signal is still replaced: the kernel
+ * has no conditional signal. */
+int hx_sync_signal_binary(const struct hx_sync_dev *dev, uint32_t handle, uint64_t value,
+			  uint64_t *last);
 /* The last point submitted to a timeline syncobj (DRM_IOCTL_SYNCOBJ_QUERY
  * with LAST_SUBMITTED): 0 for a syncobj that carries no timeline points (a
  * binary one, or a timeline with none yet).  -EOPNOTSUPP on a device

@@ -20,6 +20,11 @@
  *                      a timeline with fence.value (the SYCL pattern)
  *   opaque-timeline-late  a timeline with no point yet at import: its
  *                      points survive the binary waits
+ *   opaque-timeline-signal  a timeline with no point at import that has
+ *                      points when HIP signals it: the signal adds its
+ *                      fence.value as a point past the last one, one at
+ *                      or below it is refused with a log line, and the
+ *                      timeline never goes back
  *   opaque-binary      plain binary use of OpaqueFd, nonzero values ignored
  *   vm-nodes           renderD128 is virtio-gpu's, vgem has a card node
  *
@@ -457,6 +462,38 @@ static void opaque_timeline_late(void)
 	drmSyncobjDestroy(drm, h);
 }
 
+static void opaque_timeline_signal(void)
+{
+	uint32_t h = so_create(drm, false);
+	hipExternalSemaphore_t s;
+	hipStream_t st;
+
+	need_shim();
+	s = import_ok(so_export(drm, h), false);
+	HIPCHECK(hipStreamCreate(&st));
+	/* The other side makes it a timeline after the import. */
+	so_signal(drm, h, 1);
+	HIPCHECK(signal1(s, 2, st));
+	HIPCHECK(hipStreamSynchronize(st));
+	sleep_ms(50);
+	CHECK(so_query(drm, h) == 2, "a HIP signal of point 2 left the timeline at %" PRIu64,
+	      so_query(drm, h));
+	CHECK(so_wait(drm, h, 2, 1000) == 0, "a wait for point 2 did not complete");
+	/* A value not past the last point: nothing signaled, the timeline
+	 * kept, a log line. */
+	HIPCHECK(signal1(s, 0, st));
+	HIPCHECK(hipStreamSynchronize(st));
+	sleep_ms(50);
+	CHECK(so_query(drm, h) == 2, "a HIP signal of point 0 took the timeline to %" PRIu64,
+	      so_query(drm, h));
+	log_has("carries timeline points now");
+	so_signal(drm, h, 3);
+	CHECK(so_wait(drm, h, 3, 1000) == 0, "the other side's point 3 did not complete");
+	HIPCHECK(hipDestroyExternalSemaphore(s));
+	HIPCHECK(hipStreamDestroy(st));
+	drmSyncobjDestroy(drm, h);
+}
+
 /* Plain binary use of OpaqueFd: nonzero values are ignored, a wait takes
  * the signal. */
 static void opaque_binary(void)
@@ -525,6 +562,7 @@ static const struct {
 	{ "bad-fds", bad_fds },
 	{ "opaque-timeline", opaque_timeline },
 	{ "opaque-timeline-late", opaque_timeline_late },
+	{ "opaque-timeline-signal", opaque_timeline_signal },
 	{ "opaque-binary", opaque_binary },
 };
 
