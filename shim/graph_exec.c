@@ -573,11 +573,12 @@ out:
 
 hipError_t hx_graph_launch(hipGraphExec_t exec, hipStream_t stream)
 {
-	return gw_launch(exec, stream, false);
+	return gw_launch(exec, hx_stream_canonical(stream), false);
 }
 
 hipError_t hx_graph_launch_spt(hipGraphExec_t exec, hipStream_t stream)
 {
+	/* Not hx_stream_canonical: NULL means the per-thread stream here. */
 	return gw_launch(exec, stream, true);
 }
 

@@ -21,6 +21,7 @@
 #include "log.h"
 #include "ops.h"
 #include "runtime.h"
+#include "streams.h"
 
 /* ---- graph signal nodes ------------------------------------------------ */
 
@@ -443,6 +444,7 @@ hipError_t hx_intercept_signal(const hipExternalSemaphore_t *hs, const void *par
 	struct signal_op *op = NULL;
 	hipError_t err;
 
+	stream = hx_stream_canonical(stream);
 	/* Before the guard: it may take glibc's loader lock (wait.c). */
 	hx_op_exit_release_setup("hipSignalExternalSemaphoresAsync");
 	/* One decision per call, under the capture guard (runtime.h): no

@@ -36,6 +36,7 @@
 #include "log.h"
 #include "ops.h"
 #include "runtime.h"
+#include "streams.h"
 
 static struct gwait *gwaits;
 
@@ -348,6 +349,7 @@ hipError_t hx_intercept_wait(const hipExternalSemaphore_t *hs, const void *param
 {
 	hipError_t err;
 
+	stream = hx_stream_canonical(stream);
 	/* Before the guard: it may take glibc's loader lock (wait.c). */
 	hx_op_exit_release_setup("hipWaitExternalSemaphoresAsync");
 	/* One decision per call, under the capture guard (runtime.h); a wait

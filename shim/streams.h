@@ -54,4 +54,13 @@ void hx_stream_exit_release_setup(const char *what, void (*release)(void));
  * (import calls it early; the setup above, if import did not). */
 void hx_stream_exit_prepare(void);
 
+/* hipStreamLegacy names the legacy null stream, as NULL does, on every
+ * release that knows it; releases before 6.3 read it as a stream object in
+ * hipLaunchHostFunc (clr STREAM_CAPTURE: a crash on 5.3 to 6.2) and 5.x
+ * does not know it at all.  The shim's own runtime calls get NULL. */
+static inline hipStream_t hx_stream_canonical(hipStream_t stream)
+{
+	return stream == hipStreamLegacy ? NULL : stream;
+}
+
 #endif

@@ -9,6 +9,11 @@
  *   pts-bin, pts-tl     waits and signals on hipStreamPerThread: wait
  *                       before signal, no early pass, the signal after
  *                       the stream's earlier work
+ *   legacy              waits and signals on hipStreamLegacy (the legacy
+ *                       null stream): held until signaled, the signal
+ *                       after the stream's earlier work, no crash on the
+ *                       releases whose hipLaunchHostFunc reads the handle
+ *                       as a stream object (5.3 to 6.2)
  *   dead-stream         a destroyed and a bogus stream given to signal and
  *                       wait: hipErrorInvalidValue, no crash; the null
  *                       stream keeps working
@@ -376,10 +381,32 @@ static void key_exhausted(void)
 	HIPCHECK(hipHostFree(a.flag));
 }
 
+static void legacy(void)
+{
+	uint32_t hw, hs;
+	hipExternalSemaphore_t w = sem_import_new(drm, &hw, false);
+	hipExternalSemaphore_t s = sem_import_new(drm, &hs, false);
+	uint64_t *flag = pinned(8);
+
+	HIPCHECK(wait1(w, 0, hipStreamLegacy));
+	mark(hipStreamLegacy, flag, 1);
+	HIPCHECK(signal1(s, 0, hipStreamLegacy));
+	sleep_ms(150);
+	CHECK(load64(flag) == 0, "hipStreamLegacy ran past an unsignaled wait");
+	CHECK(so_wait(drm, hs, 0, 0) != 0, "the signal on hipStreamLegacy came before its wait");
+	so_signal(drm, hw, 0);
+	HIPCHECK(hipStreamSynchronize(hipStreamLegacy));
+	CHECK(load64(flag) == 1, "the work after the wait did not run");
+	CHECK(so_wait(drm, hs, 0, 1000) == 0, "the signal on hipStreamLegacy did not arrive");
+	HIPCHECK(hipDestroyExternalSemaphore(w));
+	HIPCHECK(hipDestroyExternalSemaphore(s));
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
 } cases[] = {
+	{ "legacy", legacy },
 	{ "key-exhausted", key_exhausted },
 	{ "pts-bin", pts_bin },
 	{ "pts-tl", pts_tl },
