@@ -17,14 +17,10 @@
 
 bool hx_op_is_shim_handle(hipExternalSemaphore_t h)
 {
-	bool live;
+	uint64_t v = (uint64_t)(uintptr_t)h;
 
-	if (!hx_reg_init())
-		return false;
-	pthread_mutex_lock(&hx_reg.lock);
-	live = hx_reg_lookup_locked(h) != NULL;
-	pthread_mutex_unlock(&hx_reg.lock);
-	return live;
+	/* The tag alone: no lock, no lookup.  Index 0 is never handed out. */
+	return (v & HANDLE_TAG_MASK) == HANDLE_TAG && (v & INDEX_MASK) != 0;
 }
 
 /* Where semaphore i of a looked-up array is stored: `out` + i * `stride`

@@ -47,8 +47,11 @@ hipError_t hx_op_destroy(hipExternalSemaphore_t sem);
  * the runtime's teardown of that thread's per-thread stream (wait.c). */
 void hx_op_exit_release_setup(const char *what);
 
-/* True if `h` is a live handle handed out by the shim (graph and proc
- * address paths use it to keep shim handles away from the runtime). */
+/* True if `h` carries the shim's tag, live or destroyed (graph and proc
+ * address paths use it to keep shim handles away from the runtime: a
+ * destroyed one is the shim's to refuse, with hipErrorInvalidResourceHandle,
+ * as signal and wait do; the runtime's own node calls would take it for
+ * theirs, or jump through an empty slot on 7.x). */
 bool hx_op_is_shim_handle(hipExternalSemaphore_t h);
 
 /* Introspection for tests and tools. */

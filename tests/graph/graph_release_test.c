@@ -32,6 +32,11 @@
  *   launch-spt-capture             every release (6.x flavour):
  *       hipGraphLaunch_spt into a capturing stream is refused with nothing
  *       queued; the next launch takes the next signal.
+ *   dead-handle-node               every release (6.x flavour), 7.x with its
+ *       empty node-call slots: a destroyed semaphore's handle given to the
+ *       node adds, alone or beside a live one, is answered by the shim
+ *       (hipErrorInvalidResourceHandle, as signal and wait answer), never
+ *       passed to the runtime's own node call.
  *   end-twice                      6.0 and 6.3 (6.x flavour): ends of an
  *       invalidated Relaxed capture, which the runtime answers
  *       hipErrorStreamCaptureInvalidated each time and leaves in place,
@@ -597,6 +602,44 @@ static void case_hostwait_threads(void)
 	sem_free(&s);
 }
 
+/* ---- a destroyed semaphore's handle in a node add --------------------- */
+
+#if HX_TEST_ABI == 6
+static void case_dead_handle_node(void)
+{
+	add_sem_node_fn *add_wait = shim_call("hipGraphAddExternalSemaphoresWaitNode");
+	add_sem_node_fn *add_signal = shim_call("hipGraphAddExternalSemaphoresSignalNode");
+	struct sem live = sem_new(false), dead = sem_new(false);
+	hipExternalSemaphore_t one[1], two[2];
+	test_wait_params wp[2];
+	test_signal_params sp[2];
+	struct hx_ext_sem_node_params w1 = { one, wp, 1 }, s1 = { one, sp, 1 };
+	struct hx_ext_sem_node_params w2 = { two, wp, 2 }, s2 = { two, sp, 2 };
+	hipGraphNode_t n = NULL;
+	hipGraph_t g;
+
+	memset(wp, 0, sizeof(wp));
+	memset(sp, 0, sizeof(sp));
+	one[0] = dead.s;
+	two[0] = live.s;
+	two[1] = dead.s;
+	HIPCHECK(hipDestroyExternalSemaphore(dead.s));
+	EXPECT_ERR(signal1(dead.s, 0, NULL), hipErrorInvalidResourceHandle);
+	HIPCHECK(hipGraphCreate(&g, 0));
+	EXPECT_ERR(add_signal(&n, g, NULL, 0, &s1), hipErrorInvalidResourceHandle);
+	EXPECT_ERR(add_wait(&n, g, NULL, 0, &w1), hipErrorInvalidResourceHandle);
+	EXPECT_ERR(add_signal(&n, g, NULL, 0, &s2), hipErrorInvalidResourceHandle);
+	EXPECT_ERR(add_wait(&n, g, NULL, 0, &w2), hipErrorInvalidResourceHandle);
+	/* The live one still makes a node. */
+	one[0] = live.s;
+	HIPCHECK(add_signal(&n, g, NULL, 0, &s1));
+	HIPCHECK(hipGraphDestroy(g));
+	dead.s = NULL;
+	sem_free(&live);
+	drmSyncobjDestroy(drm, dead.h);
+}
+#endif
+
 /* ---- launches that fail leave no wait behind ----------------------- */
 
 /* wait(S) -> work, built and instantiated while `dev` is current. */
@@ -802,6 +845,8 @@ int main(int argc, char **argv)
 #if HX_TEST_ABI == 6
 	else if (!strcmp(c, "capture-race"))
 		case_capture_race();
+	else if (!strcmp(c, "dead-handle-node"))
+		case_dead_handle_node();
 	else if (!strcmp(c, "end-twice"))
 		case_end_twice();
 	else if (!strcmp(c, "capture-come-go"))
