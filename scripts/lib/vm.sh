@@ -54,6 +54,37 @@ hx_vm_mirror_uri() {
 	return 1
 }
 
+# What the guest sees of the host (hx_vm_init_script): the host's root
+# read-only and the repository writable at its own path, but its own
+# /tmp and /run (empty tmpfs), /dev (devtmpfs, an empty /dev/shm), /proc
+# and /sys.  A host file under one of those, outside the repository, is
+# not there.
+HX_VM_GUEST_OWN="/tmp /run /dev /proc /sys"
+
+# hx_vm_hidden PATH: succeeds, printing the guest's own directory in its
+# place, when the guest cannot see the host's PATH (symbolic links
+# followed on the host; PATH need not exist).
+hx_vm_hidden() {
+	local p d
+	p=$(readlink -m -- "$1") || return 1
+	case $p/ in "$HX_ROOT"/* | "$(readlink -f -- "$HX_ROOT")"/*) return 1 ;; esac
+	for d in $HX_VM_GUEST_OWN; do
+		case $p/ in "$d"/*) printf '%s\n' "$d"; return 0 ;; esac
+	done
+	return 1
+}
+
+# hx_vm_need_visible VERB PATH: dies, naming PATH, why and what to do, when
+# the guest cannot see it ("cannot VERB PATH in the test VM: ...").
+hx_vm_need_visible() {
+	local own real list
+	own=$(hx_vm_hidden "$2") || return 0
+	real=$(readlink -m -- "$2")
+	[ "$real" = "$2" ] && real= || real=" ($real)"
+	list=${HX_VM_GUEST_OWN// /, }
+	hx_die "cannot $1 $2$real in the test VM: the guest mounts its own $own over the host's, so that file is not there. Put it in the repository ($HX_ROOT, for example under build/ or .cache/) or anywhere else outside ${list%, *} and ${list##*, }; a script that makes it with mktemp can mkdir -p $HX_ROOT/.cache/tmp and set TMPDIR to that"
+}
+
 # Runs apt-get/apt-cache with the private configuration in $HX_VM_CACHE/apt.
 hx_vm_apt() {
 	local tool=$1 a=$HX_VM_CACHE/apt
@@ -208,7 +239,8 @@ hx_vm_setup() {
 #   res/started written by init just before the command starts
 #   res/status  written by init: the command's exit status
 # Output of the command goes to ttyS0 (raw); the kernel console and init's
-# own messages go to ttyS1 (a log file on the host).
+# own messages go to ttyS1 (a log file on the host).  The file systems it
+# mounts over the host's (/tmp, /run, ...) are listed in HX_VM_GUEST_OWN.
 hx_vm_init_script() {
 	cat <<'INIT'
 #!/bin/sh
