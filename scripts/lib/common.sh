@@ -4,9 +4,11 @@
 HX_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 HX_BUILD=${HX_BUILD:-$HX_ROOT/build}
 
-# Packages the project needs on Debian 12, for building and for the tests.
+# Packages the project needs on Debian 12, for building and for the tests
+# (libhsa-runtime-dev: the HSA headers of the fake AMD device, tests/fakedev;
+# libamdhip64-dev depends on it too).
 HX_BUILD_PACKAGES="gcc pkg-config meson ninja-build libdrm-dev libelf-dev"
-HX_TEST_PACKAGES="libamdhip64-dev qemu-system-x86 busybox-static xz-utils cpio python3 clang libclang-rt-14-dev"
+HX_TEST_PACKAGES="libamdhip64-dev libhsa-runtime-dev qemu-system-x86 busybox-static xz-utils cpio python3 clang libclang-rt-14-dev"
 
 hx_log() { printf '%s: %s\n' "${HX_PROG:-hipextsem}" "$*" >&2; }
 hx_die() { hx_log "error: $*"; exit 1; }
