@@ -160,6 +160,13 @@ HX_EXPORT hipError_t hipGraphDestroy(hipGraph_t graph)
 	return hx_graph_destroy(graph);
 }
 
+/* ---- hip_4.2: a destroyed stream is checked again before a signal ----- */
+
+HX_EXPORT hipError_t hipStreamDestroy(hipStream_t stream)
+{
+	return hx_stream_destroy(stream);
+}
+
 /* ---- hip_4.3 ... hip_6.1: copies of graphs, begin and end of capture -- */
 
 HX_EXPORT hipError_t hipGraphClone(hipGraph_t *pGraphClone, hipGraph_t originalGraph)
@@ -297,6 +304,7 @@ HX_SELF(hipGraphLaunch);
 HX_SELF(hipGraphLaunch_spt);
 HX_SELF(hipGraphExecDestroy);
 HX_SELF(hipGraphDestroy);
+HX_SELF(hipStreamDestroy);
 HX_SELF(hipGraphClone);
 HX_SELF(hipGraphDestroyNode);
 HX_SELF(hipGraphAddChildGraphNode);
@@ -336,6 +344,7 @@ const struct hx_export hx_exports[] = {
 	EXP(hipGraphLaunch_spt, "hip_5.3"),
 	EXP(hipGraphExecDestroy, "hip_4.3"),
 	EXP(hipGraphDestroy, "hip_4.3"),
+	EXP(hipStreamDestroy, "hip_4.2"),
 	EXP(hipGraphClone, "hip_4.5"),
 	EXP(hipGraphDestroyNode, "hip_4.5"),
 	EXP(hipGraphAddChildGraphNode, "hip_4.5"),

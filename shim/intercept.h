@@ -84,6 +84,9 @@ hipError_t hx_graph_destroy_node(hipGraphNode_t node);
 hipError_t hx_graph_add_child_node(hipGraphNode_t *node, hipGraph_t graph,
 				   const hipGraphNode_t *deps, size_t ndeps, hipGraph_t child);
 hipError_t hx_stream_end_capture(hipStream_t stream, hipGraph_t *graph, bool spt);
+/* hipStreamDestroy: forwarded, after the streams a signal checked are
+ * forgotten (streams.c). */
+hipError_t hx_stream_destroy(hipStream_t stream);
 hipError_t hx_stream_begin_capture(hipStream_t stream, int mode, bool spt);
 hipError_t hx_stream_begin_capture_to_graph(hipStream_t stream, hipGraph_t graph,
 					    const hipGraphNode_t *deps, const void *edges,

@@ -65,6 +65,7 @@ void *hx_intercept_replacement(const void *fn)
 		{ (void *)hx_rt.GraphLaunch_spt, "hipGraphLaunch_spt" },
 		{ (void *)hx_rt.GraphExecDestroy, "hipGraphExecDestroy" },
 		{ (void *)hx_rt.GraphDestroy, "hipGraphDestroy" },
+		{ (void *)hx_rt.StreamDestroy, "hipStreamDestroy" },
 		{ (void *)hx_rt.GraphClone, "hipGraphClone" },
 		{ (void *)hx_rt.GraphDestroyNode, "hipGraphDestroyNode" },
 		{ (void *)hx_rt.GraphAddChildGraphNode, "hipGraphAddChildGraphNode" },

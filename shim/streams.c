@@ -57,6 +57,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "intercept.h"
 #include "log.h"
 #include "runtime.h"
 
@@ -97,13 +98,57 @@ static hipError_t refuse(const char *what, hipStream_t stream)
 	return hipErrorInvalidValue;
 }
 
+/*
+ * The signal's stream check costs a runtime call; a stream found valid
+ * stays so until it is destroyed.  Each thread remembers the last few
+ * streams it checked, with the count of hipStreamDestroy calls seen
+ * through the shim at the time: any destroy since (of any stream) makes
+ * them checked again, so a handle the runtime recycled for a new stream
+ * is never taken for the old one.  The count is read before the check: a
+ * destroy during it is seen next time.  A destroy on another thread
+ * racing a signal on the same stream stays the application's race
+ * (docs/streams.md).  hipGetProcAddress and dlsym of the runtime hand out
+ * the shim's hipStreamDestroy, so the count sees every destroy but one
+ * made through a pointer the runtime handed out before the shim was
+ * loaded.
+ */
+static atomic_uint_fast64_t streams_destroyed;
+
+#define CHECKED_SLOTS 4
+static __thread struct {
+	hipStream_t stream;
+	uint64_t gen;
+} checked[CHECKED_SLOTS] __attribute__((tls_model("initial-exec")));
+
+hipError_t hx_stream_destroy(hipStream_t stream)
+{
+	if (!hx_runtime_init())
+		return hipErrorNotInitialized;
+	if (!hx_rt.StreamDestroy) {
+		hx_err("hipStreamDestroy: the HIP runtime has no such call");
+		return hipErrorNotSupported;
+	}
+	atomic_fetch_add_explicit(&streams_destroyed, 1, memory_order_acq_rel);
+	return hx_rt.StreamDestroy(stream);
+}
+
 hipError_t hx_stream_check_signal(const char *what, hipStream_t stream)
 {
+	unsigned slot = ((uintptr_t)stream >> 4) % CHECKED_SLOTS;
+	uint64_t gen;
+
 	/* 5.2's hipStreamAddCallback goes through hip::isValid before it
 	 * touches the handle, and its answer is mapped (registry.c). */
 	if (always_valid(stream) || stream_ops_unchecked())
 		return hipSuccess;
-	return hx_stream_valid(stream) ? hipSuccess : refuse(what, stream);
+	gen = atomic_load_explicit(&streams_destroyed, memory_order_acquire);
+	if (checked[slot].stream == stream && checked[slot].gen == gen)
+		return hipSuccess;
+	if (!hx_stream_valid(stream))
+		return refuse(what, stream);
+	checked[slot].stream = stream;
+	checked[slot].gen = gen;
+	return hipSuccess;
 }
 
 /* ---- hipStreamPerThread on 5.2 ------------------------------------------ */

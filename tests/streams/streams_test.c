@@ -106,6 +106,18 @@ static void dead_stream(void)
 	hipExternalSemaphore_t s = sem_import_new(drm, &h, true);
 	hipStream_t dead, bogus = (hipStream_t)(uintptr_t)0xdeadbeef0;
 
+	uint32_t h2;
+	hipExternalSemaphore_t s2 = sem_import_new(drm, &h2, true);
+
+	/* A stream a signal found valid, then destroyed: checked again (the
+	 * shim remembers the streams it checked until a destroy). */
+	HIPCHECK(hipStreamCreate(&dead));
+	HIPCHECK(signal1(s2, 1, dead));
+	HIPCHECK(hipStreamSynchronize(dead));
+	HIPCHECK(hipStreamDestroy(dead));
+	EXPECT_ERR(signal1(s2, 2, dead), hipErrorInvalidValue);
+	CHECK(so_query(drm, h2) == 1, "a signal on a destroyed stream signaled");
+	HIPCHECK(hipDestroyExternalSemaphore(s2));
 	HIPCHECK(hipStreamCreate(&dead));
 	HIPCHECK(hipStreamDestroy(dead));
 	EXPECT_ERR(signal1(s, 1, dead), hipErrorInvalidValue);
