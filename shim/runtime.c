@@ -361,7 +361,9 @@ static pthread_mutex_t guard_mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t guard_once = PTHREAD_ONCE_INIT;
 static pthread_key_t guard_key;
 static bool guard_key_ok;
-static bool guard_membarrier; /* written once under guard_once */
+/* Set under guard_once; cleared for good by a writer whose membarrier
+ * fails (a seccomp filter installed later, say). */
+static atomic_bool guard_membarrier;
 static __thread struct guard_slot *tls_slot __attribute__((tls_model("initial-exec")));
 static __thread bool tls_guard __attribute__((tls_model("initial-exec")));
 
@@ -393,8 +395,8 @@ static void guard_slot_release(void *p)
 static void guard_init(void)
 {
 #ifndef HX_GUARD_TSAN
-	guard_membarrier = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0,
-				   0) == 0;
+	atomic_init(&guard_membarrier,
+		    syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0);
 #endif
 	guard_key_ok = pthread_key_create(&guard_key, guard_slot_release) == 0;
 }
@@ -447,7 +449,7 @@ void hx_capture_guard_enter(void)
 	}
 	for (;;) {
 		atomic_store_explicit(&slot->active, 1, memory_order_relaxed);
-		if (guard_membarrier)
+		if (atomic_load_explicit(&guard_membarrier, memory_order_relaxed))
 			atomic_signal_fence(memory_order_seq_cst);
 		else
 			atomic_thread_fence(memory_order_seq_cst);
@@ -475,10 +477,20 @@ bool hx_capture_guard_lock(void)
 	pthread_once(&guard_once, guard_init);
 	pthread_mutex_lock(&guard_mutex);
 	atomic_store_explicit(&guard_writer, true, memory_order_seq_cst);
-	if (guard_membarrier)
-		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
-	else
-		atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&guard_membarrier, memory_order_relaxed) &&
+	    syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) {
+		/* Readers fence for themselves from their next entry on.  One
+		 * that entered without a fence just before may have its
+		 * `active` store still buffered: its enqueue takes far longer
+		 * than a store buffer holds a store, and the pause lets it
+		 * drain before the scan looks. */
+		atomic_store_explicit(&guard_membarrier, false, memory_order_seq_cst);
+		hx_warn("membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) failed now (%m) after "
+			"working at start-up: the capture guard's readers use a full fence from "
+			"here on");
+		usleep(2000);
+	}
+	atomic_thread_fence(memory_order_seq_cst);
 	for (struct guard_slot *slot = atomic_load_explicit(&guard_slots, memory_order_acquire);
 	     slot; slot = slot->next) {
 		/* A call in flight: it enqueues and leaves (a call blocked in

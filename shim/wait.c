@@ -274,16 +274,22 @@ static const char *wait_path_name(enum wait_path path)
  * while hipStreamWaitValue64 works on all of them (a blit kernel waits
  * instead).  The value is read and reported, never acted upon.
  */
-static enum wait_path choose_wait_path_locked(void)
+/* The attribute, read before the registry lock is taken: no runtime call
+ * is made under it (at_exit gives up on a lock held too long). */
+static void read_wait_value_attr(int *hdev, int *v)
 {
-	int hdev = 0, v = -1;
+	*hdev = 0;
+	*v = -1;
+	if (hx_rt.DeviceGetAttribute && hx_rt.GetDevice(hdev) == hipSuccess &&
+	    hx_rt.DeviceGetAttribute(v, hipDeviceAttributeCanUseStreamWaitValue, *hdev) !=
+		    hipSuccess)
+		*v = -1;
+}
 
+static enum wait_path choose_wait_path_locked(int hdev, int v)
+{
 	if (hx_reg.wait_path != WAIT_PATH_UNKNOWN)
 		return hx_reg.wait_path;
-	if (hx_rt.DeviceGetAttribute && hx_rt.GetDevice(&hdev) == hipSuccess &&
-	    hx_rt.DeviceGetAttribute(&v, hipDeviceAttributeCanUseStreamWaitValue, hdev) !=
-		    hipSuccess)
-		v = -1;
 	hx_reg.wait_value_attr = v;
 	if (hx_getenv_long("HIPEXTSEM_HOST_WAIT", 0, 0, 1)) {
 		hx_reg.wait_path = WAIT_PATH_HOST;
@@ -528,8 +534,11 @@ static hipError_t op_wait(const hipExternalSemaphore_t *hs, const void *params, 
 
 	path = atomic_load_explicit(&hx_reg.wait_path, memory_order_acquire);
 	if (path == WAIT_PATH_UNKNOWN) {
+		int hdev, v;
+
+		read_wait_value_attr(&hdev, &v);
 		pthread_mutex_lock(&hx_reg.lock);
-		path = choose_wait_path_locked();
+		path = choose_wait_path_locked(hdev, v);
 		pthread_mutex_unlock(&hx_reg.lock);
 	}
 	if (hx_waiter_start(&hx_reg.dev, &waiter_ops)) {
@@ -625,6 +634,7 @@ hipError_t hx_op_wait_noblock(const hipExternalSemaphore_t *hs, const void *para
 int hx_op_wait_path(int *attr, char *why, size_t len)
 {
 	enum wait_path path;
+	int hdev, v;
 
 	if (attr)
 		*attr = -1;
@@ -635,8 +645,9 @@ int hx_op_wait_path(int *attr, char *why, size_t len)
 			snprintf(why, len, "the HIP runtime has no usable device");
 		return -1;
 	}
+	read_wait_value_attr(&hdev, &v);
 	pthread_mutex_lock(&hx_reg.lock);
-	path = choose_wait_path_locked();
+	path = choose_wait_path_locked(hdev, v);
 	if (attr)
 		*attr = hx_reg.wait_value_attr;
 	if (why && len)
