@@ -1,0 +1,174 @@
+# SPDX-License-Identifier: MIT
+"""The mutants of tests/mutation/run-mutants: one small change to shim/ each.
+
+Each entry:
+  name     short name (--only NAME)
+  file     the file under the source tree the edits apply to
+  edits    [(find, replace), ...]: each `find` must occur exactly once in
+           the file (a mutant whose text is gone fails loudly: update it)
+  desc     one line: what the mutation breaks
+  drm      regex over the drm case names (BUILD/tests/vm/drm-cases.manifest)
+           of the focused selection expected to kill it
+  host     optional regex over `meson test --suite host` names, also run
+  survives optional: why the mutant is expected to survive (an equivalent
+           mutant or one no test can observe, docs/testing.md "Mutation
+           run"); a survivor without it is unexpected and fails the run
+"""
+
+MUTANTS = [
+    # ---- the capture guard and the decision under it -------------------
+    dict(name="sig-guard-skip", file="shim/graph_signal.c",
+         edits=[("\thx_capture_guard_enter();\n", "\t/* mutant: no guard */\n"),
+                ("\thx_capture_guard_leave();\n", "\t/* mutant: no guard */\n")],
+         desc="hx_intercept_signal takes no capture guard: a capture may begin between its decision and its enqueue",
+         drm=r"^graph\.shim\.abi6\.(capture-come-go|capture-race|capture-modes|render-loop-binary)$"),
+    dict(name="sig-decision-outside", file="shim/graph_signal.c",
+         edits=[("\thx_capture_guard_enter();\n"
+                 "\t/* Cheapest first: with no capture live (one load) nothing else is\n"
+                 "\t * asked; a live one implies the runtime was resolved. */\n"
+                 "\tif (hs && n && hx_graph_capture_live())\n",
+                 "\tbool mut_live = hs && n && hx_graph_capture_live();\n"
+                 "\thx_capture_guard_enter();\n"
+                 "\tif (mut_live)\n")],
+         desc="hx_intercept_signal decides 'is a capture live?' before taking the guard",
+         drm=r"^graph\.shim\.abi6\.(capture-come-go|capture-race|capture-modes|render-loop-binary)$"),
+    dict(name="wait-decision-outside", file="shim/graph_wait.c",
+         edits=[("\thx_capture_guard_enter();\n"
+                 "\t/* Cheapest first: with no capture live (one load) nothing else is\n"
+                 "\t * asked; a live one implies the runtime was resolved. */\n"
+                 "\tif (hs && n && hx_graph_capture_live())\n",
+                 "\tbool mut_live = hs && n && hx_graph_capture_live();\n"
+                 "\thx_capture_guard_enter();\n"
+                 "\tif (mut_live)\n")],
+         desc="hx_intercept_wait decides 'is a capture live?' before taking the guard",
+         drm=r"^graph\.shim\.abi6\.(capture-come-go|capture-race|capture-race-wait|capture-modes|render-loop-binary)$"),
+    dict(name="begin-capture-unguarded", file="shim/graph.c",
+         edits=[("\tguarded = hx_capture_guard_lock();\n"
+                 "\tatomic_fetch_add_explicit(&hx_captures_live, 1, memory_order_acq_rel);\n"
+                 "\terr = real(stream, mode);\n",
+                 "\tguarded = false;\n"
+                 "\tatomic_fetch_add_explicit(&hx_captures_live, 1, memory_order_acq_rel);\n"
+                 "\terr = real(stream, mode);\n")],
+         desc="hipStreamBeginCapture does not take the capture guard's writer lock",
+         drm=r"^graph\.shim\.abi6\.(capture-come-go|capture-race|capture-race-wait|capture-modes)$"),
+    # ---- live-capture bookkeeping ---------------------------------------
+    dict(name="end-uncounts-always", file="shim/graph.c",
+         edits=[("\tif (!over)\n\t\treturn;\n", "\t(void)over;\n")],
+         desc="capture_check_ended uncounts a capture without asking whether the stream still captures",
+         drm=r"^graph\.shim\.abi6(-rocm6\.[03])?\.(end-twice|capture-modes|capture-come-go|invalidated-signal)$"),
+    dict(name="began-not-recorded", file="shim/graph.c",
+         edits=[("static bool capture_began(struct capture_key k)\n{\n\tbool ok = true;\n",
+                 "static bool capture_began(struct capture_key k)\n{\n\tbool ok = true;\n"
+                 "\tif (ok)\n\t\treturn ok; /* mutant: not recorded */\n")],
+         desc="capture_began records nothing: an end never uncounts, the count stays above 0",
+         drm=r"^graph\.shim\.abi6(-rocm6\.[03])?\.(end-twice|capture-modes|capture-come-go|render-loop-binary)$"),
+    # ---- references on error paths --------------------------------------
+    dict(name="signal-err-unref-dropped", file="shim/signal.c",
+         edits=[("\tif (err) {\n\t\tfor (unsigned i = 0; i < n; i++)\n\t\t\thx_sem_unref(op->entries[i].sem);\n",
+                 "\tif (err) {\n")],
+         desc="a refused signal (bad stream, timeline point 0) keeps its semaphore references",
+         drm=r"^(hostile\.abi6\.(badinput|leak)|shim\.abi6\.(bad-handles|mixed-array))$"),
+    dict(name="signal-err-unref-doubled", file="shim/signal.c",
+         edits=[("\tif (err) {\n\t\tfor (unsigned i = 0; i < n; i++)\n\t\t\thx_sem_unref(op->entries[i].sem);\n",
+                 "\tif (err) {\n\t\tfor (unsigned i = 0; i < n; i++)\n\t\t\thx_sem_unref(op->entries[i].sem);\n"
+                 "\t\tfor (unsigned i = 0; i < n; i++)\n\t\t\thx_sem_unref(op->entries[i].sem);\n")],
+         desc="a refused signal drops each semaphore reference twice",
+         drm=r"^(hostile\.abi6\.(badinput|leak)|shim\.abi6\.(bad-handles|mixed-array))$"),
+    dict(name="wait-err-unref-dropped", file="shim/wait.c",
+         edits=[("unref:\n\tfor (unsigned i = 0; i < n; i++)\n\t\thx_sem_unref(op->entries[i].sem);\n",
+                 "unref:\n")],
+         desc="a wait refused after its handles were taken (bad stream) keeps its semaphore references",
+         drm=r"^(hostile\.abi6\.(badinput|leak)|shim\.abi6\.(wait-bad-stream|bad-handles))$"),
+    dict(name="hostwait-err-unref-dropped", file="shim/wait.c",
+         edits=[("\t\t       (void *)stream);\n\t\tfor (unsigned i = 0; i < op->count; i++)\n"
+                 "\t\t\thx_sem_unref(op->entries[i].sem);\n",
+                 "\t\t       (void *)stream);\n")],
+         desc="the host-blocking wait refusing a bad stream keeps its semaphore references",
+         drm=r"^(shim-hostwait\.abi6\.(wait-bad-stream|bin-wait-pre)|streams-hostwait\.abi6\.dead-stream)$"),
+    # ---- resets -----------------------------------------------------------
+    dict(name="waiter-reset-dropped", file="shim/waiter_objects.c",
+         edits=[("\tret = hx_sync_reset(hx_w.dev, obj->handle);\n", "\tret = 0; /* mutant: no reset */\n")],
+         desc="the waiter releases a binary wait without consuming (resetting) the signal",
+         drm=r"^(shim-edge-eventfd\.abi6\.(bin-one|bin-refire)|shim\.abi6\.(bin-wait-pre|hip-to-hip-bin))$"),
+    dict(name="waiter-reset-doubled", file="shim/waiter_objects.c",
+         edits=[("\tret = hx_sync_reset(hx_w.dev, obj->handle);\n",
+                 "\tret = hx_sync_reset(hx_w.dev, obj->handle);\n"
+                 "\tif (!ret)\n\t\tret = hx_sync_reset(hx_w.dev, obj->handle);\n")],
+         desc="the waiter resets a binary syncobj twice after a wait",
+         drm=r"^(shim-edge-eventfd\.abi6\.(bin-one|bin-refire)|shim\.abi6\.(bin-wait-pre|hip-to-hip-bin|threads))$",
+         survives="equivalent: a reset of an unsignaled binary syncobj changes nothing; only a signal "
+                  "landing between the two ioctls could tell, and that signal belongs to the next "
+                  "wait, which the first reset already let through to a new wait-for-submit"),
+    dict(name="reset-drops-timeline", file="shim/sync.c",
+         edits=[("\tif (dev->has_timeline && hx_sync_last_point(dev, handle, &point) == 0 && point) {\n"
+                 "\t\tif (atomic_fetch_add_explicit(&resets_skipped",
+                 "\tif (0 && dev->has_timeline && hx_sync_last_point(dev, handle, &point) == 0 && point) {\n"
+                 "\t\tif (atomic_fetch_add_explicit(&resets_skipped")],
+         desc="hx_sync_reset resets a binary semaphore's syncobj that carries timeline points",
+         drm=r"^shim\.abi[56]\.syncfile$"),
+    dict(name="signal-binary-always", file="shim/sync.c",
+         edits=[("\t*last = 0;\n\tif (dev->has_timeline", "\t*last = 0;\n\tif (0 && dev->has_timeline")],
+         desc="hx_sync_signal_binary always issues the binary signal (wipes a timeline imported as OpaqueFd)",
+         drm=r"^shim\.abi[56]\.syncfile$"),
+    # ---- streams ----------------------------------------------------------
+    dict(name="destroy-keeps-check-cache", file="shim/streams.c",
+         edits=[("\tatomic_fetch_add_explicit(&streams_destroyed, 1, memory_order_acq_rel);\n", "")],
+         desc="hx_stream_destroy does not invalidate the remembered stream checks",
+         drm=r"^(streams\.abi6\.dead-stream|streams\.abi6-rocm6\.[02]\.legacy|hostile\.abi6\.(badinput|teardown)|shim\.abi6\.(special-streams|wait-bad-stream))$"),
+    dict(name="atexit-not-reregistered", file="shim/streams.c",
+         edits=[("\tif (ret == 0 && fn != exit_hook && on_main_thread())\n"
+                 "\t\t(void)real(exit_hook, NULL, &__dso_handle);\n", "")],
+         desc="hx_thread_atexit_impl does not re-register the exit hook after others' thread_local destructors",
+         drm=r"^streams\.abi[56]\.exit-"),
+    dict(name="canonical-identity", file="shim/streams.h",
+         edits=[("\treturn stream == hipStreamLegacy ? NULL : stream;\n", "\treturn stream;\n")],
+         desc="hx_stream_canonical passes hipStreamLegacy through unchanged",
+         drm=r"^streams\.abi(5|6|6-rocm6\.[02])\.legacy$"),
+    # ---- handles ----------------------------------------------------------
+    dict(name="shim-handle-needs-live", file="shim/handles.c",
+         edits=[("\treturn (v & HANDLE_TAG_MASK) == HANDLE_TAG && (v & INDEX_MASK) != 0;\n",
+                 "\tstruct hx_sem *mut = hx_acquire(h);\n\n"
+                 "\tif (mut)\n\t\thx_sem_unref(mut);\n"
+                 "\treturn (v & HANDLE_TAG_MASK) == HANDLE_TAG && (v & INDEX_MASK) != 0 && mut;\n")],
+         desc="hx_op_is_shim_handle answers only for live handles: a destroyed one reaches the runtime's node call",
+         drm=r"^graph\.shim(-emptyslot)?\.abi6(-rocm7\.2)?\.dead-handle-node$"),
+    # ---- records kept or freed wrongly ------------------------------------
+    dict(name="signal-settled-not-freed", file="shim/signal.c",
+         edits=[("\tif (st == SIG_SETTLED)\n\t\tsignal_free(op);\n", "")],
+         desc="run_signal keeps a settled signal's record (and its semaphore references) after it ran",
+         drm=r"^(hostile\.abi6\.leak|shim\.abi6\.(many|destroy-pending))$"),
+    dict(name="signal-ran-not-freed", file="shim/signal.c",
+         edits=[("\telse if (prev == SIG_RAN)\n\t\tsignal_free(op);\n", "")],
+         desc="hx_op_signal_settle keeps the record when the host function ran before the caller settled",
+         drm=r"^(hostile\.abi6\.leak|shim\.abi6\.(many|destroy-pending))$"),
+    dict(name="signal-kept-freed", file="shim/signal.c",
+         edits=[("kept ? SIG_KEPT : SIG_SETTLED,", "SIG_SETTLED,")],
+         desc="a signal record a capture may have recorded is freed after its first run",
+         drm=r"^graph\.shim\.abi6\.(capture-come-go|capture-race)$"),
+    dict(name="wait-op-not-freed", file="shim/wait.c",
+         edits=[("\tif (!hb) {\n\t\thx_reg_op_free(HX_OP_WAIT, op);\n\t\treturn;\n",
+                 "\tif (!hb) {\n\t\treturn;\n")],
+         desc="op_release never frees a completed stream wait's record",
+         drm=r"^(hostile\.abi6\.leak|shim\.abi6\.(many|destroy-pending))$"),
+    # ---- fault paths that leak ----------------------------------------------
+    dict(name="import-syncfile-tl-leak", file="shim/registry.c",
+         edits=[("\tif (sync_file && timeline) {\n\t\thx_sync_destroy(&hx_reg.dev, handle);\n",
+                 "\tif (sync_file && timeline) {\n")],
+         desc="a sync_file refused as TimelineSemaphoreFd leaves its kernel syncobj handle behind",
+         drm=r"^(shim\.abi6\.syncfile|hostile\.abi6\.(badinput|leak))$"),
+    dict(name="import-fd-not-closed", file="shim/registry.c",
+         edits=[("\tclose(fd);\n\tif (as_timeline) {\n", "\tif (as_timeline) {\n")],
+         desc="a successful import does not close the descriptor it took",
+         drm=r"^(shim\.abi6\.fd-ownership|hostile\.abi6\.(leak|badinput))$"),
+    # ---- fork ---------------------------------------------------------------
+    dict(name="fork-handlers-removed", file="shim/registry.c",
+         edits=[("\tpthread_atfork(fork_prepare, fork_parent, fork_child);\n",
+                 "\t(void)fork_prepare;\n\t(void)fork_parent;\n\t(void)fork_child;\n")],
+         desc="the registry's fork handlers are never registered: a child inherits the parent's state",
+         drm=r"^(hostile\.abi6\.(fork|fork-multiwait|ctor-fork)|shim\.abi6\.two-processes|graph\.shim\.abi6\.fork-graph)$"),
+    dict(name="graph-fork-handlers-removed", file="shim/graph_fork.c",
+         edits=[("\tpthread_atfork(graph_fork_prepare, graph_fork_release, graph_fork_release);\n",
+                 "\t(void)graph_fork_prepare;\n\t(void)graph_fork_release;\n")],
+         desc="the graph locks and the capture guard are not taken across fork()",
+         drm=r"^(hostile\.abi6\.(fork|fork-multiwait|ctor-fork)|graph\.shim\.abi6\.fork-graph)$"),
+]
