@@ -105,6 +105,7 @@ static const struct sym_entry runtime_syms[] = {
 	 * idleness (graph_exec.c). */
 	SYM(SetDevice, false),
 	SYM(EventQuery, false),
+	SYM(StreamWriteValue64, false),
 };
 #undef SYM
 

@@ -103,6 +103,8 @@ struct hx_runtime {
 	__typeof__(hipGetProcAddress) *GetProcAddress_spt;
 	__typeof__(hipSetDevice) *SetDevice;
 	__typeof__(hipEventQuery) *EventQuery;
+	/* optional: the poll signal mode (signal_poll.c) */
+	__typeof__(hipStreamWriteValue64) *StreamWriteValue64;
 
 	enum hx_abi abi;
 	/* exports an entry point newer than 6.2 (a node from hip_6.4 on, or

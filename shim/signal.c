@@ -4,12 +4,15 @@
  * (hipLaunchHostFunc, or hipStreamAddCallback on runtimes without it) that
  * issues the syncobj signal ioctl.  It runs on the runtime's callback
  * thread when all prior work of the stream is done, never blocks, and
- * frees itself.  Also the signal helpers of graph signal nodes.
+ * frees itself.  With HIPEXTSEM_SIGNAL_MODE=poll the same record is handed
+ * to the poll thread instead (signal_poll.c) behind a hipStreamWriteValue64.
+ * Also the signal helpers of graph signal nodes.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph_common.h"
 #include "handles.h"
 #include "hot.h"
 #include "log.h"
@@ -17,6 +20,7 @@
 #include "registry.h"
 #include "runtime.h"
 #include "sem.h"
+#include "signal_poll.h"
 #include "streams.h"
 #include "trace.h"
 
@@ -180,6 +184,38 @@ static hipError_t check_signal_values(const char *what, const hipExternalSemapho
 	return err;
 }
 
+/*
+ * Does this signal take the poll path (HIPEXTSEM_SIGNAL_MODE=poll,
+ * signal_poll.c)?  Not while any capture is live in the process: a
+ * hipStreamWriteValue64 on a stream that joined a capture between the
+ * caller's decision and the enqueue (graph_signal.c) would execute at once
+ * and add no node (clr's stream operations have no capture handling), so
+ * the host function, which the settle step can keep for the capture, is
+ * used.  Not on 5.2 for hipStreamPerThread, which its stream operations do
+ * not resolve (a crash: streams.c), nor for a created stream 5.2 does not
+ * know (they do not check it either): the host-function call checks those.
+ */
+/* graph.c's count of live captures; weak for the fuzz harness, which
+ * builds the core without the graph files (tests/fuzz/build-fuzz). */
+#pragma weak hx_captures_live
+static bool capture_live(void)
+{
+	atomic_int *live = &hx_captures_live;
+
+	return !live || atomic_load_explicit(live, memory_order_acquire) != 0;
+}
+
+static bool use_poll(const char *what, hipStream_t stream)
+{
+	(void)what;
+	if (hx_signal_mode() != HX_SIGNAL_POLL || capture_live())
+		return false;
+	if (!hx_rt.LaunchHostFunc && stream &&
+	    (stream == hipStreamPerThread || !hx_stream_valid(stream)))
+		return false;
+	return true;
+}
+
 HX_HOT_PATH
 hipError_t hx_op_signal(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
 			hipStream_t stream, struct signal_op **queued)
@@ -230,14 +266,22 @@ hipError_t hx_op_signal(const hipExternalSemaphore_t *hs, const void *params, un
 	/* Capture was dealt with by the caller (graph_signal.c): a captured
 	 * signal becomes a graph host node there. */
 	if (!err) {
-		if (hx_rt.LaunchHostFunc)
-			err = hx_rt.LaunchHostFunc(stream, signal_host_fn, op);
-		else
-			err = hx_rt.StreamAddCallback(stream, signal_stream_cb, op, 0);
+		const char *prim = hx_rt.LaunchHostFunc ? "hipLaunchHostFunc" : "hipStreamAddCallback";
+
+		err = HX_POLL_UNAVAILABLE;
+		if (use_poll(what, stream)) {
+			err = hx_poll_signal(stream, signal_host_fn, op);
+			prim = "hipStreamWriteValue64";
+		}
+		if (err == HX_POLL_UNAVAILABLE) {
+			prim = hx_rt.LaunchHostFunc ? "hipLaunchHostFunc" : "hipStreamAddCallback";
+			if (hx_rt.LaunchHostFunc)
+				err = hx_rt.LaunchHostFunc(stream, signal_host_fn, op);
+			else
+				err = hx_rt.StreamAddCallback(stream, signal_stream_cb, op, 0);
+		}
 		if (err)
-			err = hx_reg_map_enqueue_error(err, hx_rt.LaunchHostFunc ? "hipLaunchHostFunc"
-									  : "hipStreamAddCallback",
-						stream);
+			err = hx_reg_map_enqueue_error(err, prim, stream);
 	}
 	if (err) {
 		for (unsigned i = 0; i < n; i++)

@@ -1,0 +1,377 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The poll signal mode (HIPEXTSEM_SIGNAL_MODE=poll, docs/signal-modes.md),
+ * with real sync objects in the test VM, on cpuhip:
+ *
+ *   idle        an idle process makes no poll wake-ups (the poll thread's
+ *               context switches over 500 ms with nothing pending), and
+ *               there is one poll thread whatever the number of streams
+ *   order       many signals on several streams and semaphores: each
+ *               timeline's last submitted point never goes back (sampled
+ *               throughout by another thread) and ends at the last value
+ *   prior-work  a signal behind 300 ms of stream work is not seen before
+ *               it (created stream, null stream, hipStreamPerThread)
+ *   fork        a child forked with a poll signal pending in the parent
+ *               gets a poll thread of its own; the parent's signal lands
+ *   exit        a process that returns from main with a poll signal
+ *               pending behind 300 ms of work exits, and the signal lands
+ *
+ * Each case first checks that the mode is in effect: the thread
+ * "hxsem-poll" exists once a signal was made.
+ */
+#include <dirent.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/wait.h>
+
+#include "hxtest.h"
+
+static int drm;
+static const char *self_exe;
+
+/* The poll thread's id in this process, 0 if none; fails on two. */
+static int poll_tid(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int found = 0, n = 0;
+
+	CHECK(d != NULL, "/proc/self/task: %s", strerror(errno));
+	while ((e = readdir(d))) {
+		char path[300], comm[32] = "";
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, "hxsem-poll", 10)) {
+			found = atoi(e->d_name);
+			n++;
+		}
+		fclose(f);
+	}
+	closedir(d);
+	CHECK(n <= 1, "%d poll threads", n);
+	return found;
+}
+
+/* Voluntary + involuntary context switches of a thread: every wake-up
+ * from a sleep is one. */
+static long ctxt_switches(int tid)
+{
+	char path[64], line[128];
+	long total = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", tid);
+	f = fopen(path, "r");
+	CHECK(f != NULL, "%s: %s", path, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		long v;
+		if (sscanf(line, "voluntary_ctxt_switches: %ld", &v) == 1 ||
+		    sscanf(line, "nonvoluntary_ctxt_switches: %ld", &v) == 1)
+			total += v;
+	}
+	fclose(f);
+	return total;
+}
+
+static uint64_t last_submitted(uint32_t h)
+{
+	uint64_t v = 0;
+
+	CHECK(drmSyncobjQuery2(drm, &h, &v, 1, DRM_SYNCOBJ_QUERY_FLAGS_LAST_SUBMITTED) == 0,
+	      "drmSyncobjQuery2: %s", strerror(errno));
+	return v;
+}
+
+static void expect_poll_thread(void)
+{
+	CHECK(poll_tid() > 0, "no hxsem-poll thread: HIPEXTSEM_SIGNAL_MODE=poll not in effect");
+}
+
+static void case_idle(void)
+{
+	uint32_t h;
+	hipExternalSemaphore_t s = sem_import_new(drm, &h, true);
+	hipStream_t st[4];
+	long before, after;
+	int tid;
+
+	for (int i = 0; i < 4; i++)
+		HIPCHECK(hipStreamCreate(&st[i]));
+	HIPCHECK(signal1(s, 1, st[0]));
+	CHECK(so_wait(drm, h, 1, 5000) == 0, "point 1 not signaled");
+	tid = poll_tid();
+	CHECK(tid > 0, "no hxsem-poll thread: HIPEXTSEM_SIGNAL_MODE=poll not in effect");
+	sleep_ms(100); /* goes idle */
+	before = ctxt_switches(tid);
+	sleep_ms(500);
+	after = ctxt_switches(tid);
+	CHECK(after == before, "the idle poll thread woke %ld time(s) in 500 ms", after - before);
+	/* More streams, still one thread; it wakes for new work. */
+	for (uint64_t v = 2; v <= 9; v++)
+		HIPCHECK(signal1(s, v, st[v % 4]));
+	CHECK(so_wait(drm, h, 9, 5000) == 0, "point 9 not signaled");
+	CHECK(poll_tid() == tid, "the poll thread changed");
+	sleep_ms(100);
+	before = ctxt_switches(tid);
+	sleep_ms(300);
+	CHECK(ctxt_switches(tid) == before, "the idle poll thread woke after the second burst");
+	for (int i = 0; i < 4; i++)
+		HIPCHECK(hipStreamDestroy(st[i]));
+	HIPCHECK(hipDestroyExternalSemaphore(s));
+}
+
+#define NSTREAMS 4
+#define NSIGNALS 150
+
+static uint32_t order_h[NSTREAMS][2];
+static atomic_bool order_done;
+static const char *order_fail;
+
+static void *order_sampler(void *unused)
+{
+	uint64_t seen[NSTREAMS][2] = { { 0 } };
+
+	(void)unused;
+	while (!atomic_load(&order_done)) {
+		for (int i = 0; i < NSTREAMS; i++)
+			for (int j = 0; j < 2; j++) {
+				uint64_t v = last_submitted(order_h[i][j]);
+				if (v < seen[i][j]) {
+					fprintf(stderr, "stream %d sem %d: last point %" PRIu64
+						" after %" PRIu64 "\n", i, j, v, seen[i][j]);
+					order_fail = "a timeline went back";
+				}
+				seen[i][j] = v;
+			}
+	}
+	return NULL;
+}
+
+static void case_order(void)
+{
+	hipExternalSemaphore_t s[NSTREAMS][2];
+	hipStream_t st[NSTREAMS];
+	pthread_t sampler;
+	unsigned seed = 12345;
+
+	for (int i = 0; i < NSTREAMS; i++) {
+		HIPCHECK(hipStreamCreate(&st[i]));
+		for (int j = 0; j < 2; j++)
+			s[i][j] = sem_import_new(drm, &order_h[i][j], true);
+	}
+	CHECK(pthread_create(&sampler, NULL, order_sampler, NULL) == 0, "pthread_create");
+	for (uint64_t k = 1; k <= NSIGNALS; k++) {
+		for (int i = 0; i < NSTREAMS; i++) {
+			test_signal_params p[2];
+			hipExternalSemaphore_t two[2] = { s[i][0], s[i][1] };
+
+			if (rand_r(&seed) % 8 == 0)
+				stream_delay(st[i], rand_r(&seed) % 400);
+			if (k % 3 == 0) {
+				/* one call, two semaphores */
+				memset(p, 0, sizeof(p));
+				p[0].params.fence.value = k;
+				p[1].params.fence.value = 2 * k;
+				HIPCHECK(hipSignalExternalSemaphoresAsync(
+					two, (const hipExternalSemaphoreSignalParams *)p, 2, st[i]));
+			} else {
+				HIPCHECK(signal1(s[i][0], k, st[i]));
+				HIPCHECK(signal1(s[i][1], 2 * k, st[i]));
+			}
+		}
+		if (k == 1)
+			expect_poll_thread();
+	}
+	for (int i = 0; i < NSTREAMS; i++) {
+		CHECK(so_wait(drm, order_h[i][0], NSIGNALS, 10000) == 0, "stream %d: last point missing", i);
+		CHECK(so_wait(drm, order_h[i][1], 2 * NSIGNALS, 10000) == 0, "stream %d: last point missing",
+		      i);
+	}
+	atomic_store(&order_done, true);
+	pthread_join(sampler, NULL);
+	CHECK(!order_fail, "%s", order_fail);
+	for (int i = 0; i < NSTREAMS; i++) {
+		CHECK(last_submitted(order_h[i][0]) == NSIGNALS && last_submitted(order_h[i][1]) == 2 * NSIGNALS,
+		      "stream %d: the last point submitted is %" PRIu64 "/%" PRIu64 ", not the last "
+		      "signal's", i, last_submitted(order_h[i][0]), last_submitted(order_h[i][1]));
+		HIPCHECK(hipStreamSynchronize(st[i]));
+		HIPCHECK(hipStreamDestroy(st[i]));
+		HIPCHECK(hipDestroyExternalSemaphore(s[i][0]));
+		HIPCHECK(hipDestroyExternalSemaphore(s[i][1]));
+	}
+}
+
+static void case_prior_work(void)
+{
+	hipStream_t created;
+	hipStream_t streams[3];
+	const char *names[3] = { "created", "null", "per-thread" };
+
+	HIPCHECK(hipStreamCreate(&created));
+	streams[0] = created;
+	streams[1] = NULL;
+	streams[2] = hipStreamPerThread;
+	for (int i = 0; i < 3; i++) {
+		uint32_t h;
+		hipExternalSemaphore_t s = sem_import_new(drm, &h, i != 1);
+		uint64_t point = i != 1 ? 5 : 0;
+		int64_t t0 = now_ns();
+
+		stream_delay(streams[i], 300000);
+		HIPCHECK(signal1(s, point, streams[i]));
+		if (i == 0)
+			expect_poll_thread();
+		sleep_ms(150);
+		{
+			int early = so_wait(drm, h, point, 0);
+			/* A guest descheduled past the delay proves nothing. */
+			if (now_ns() - t0 < 250000000)
+				CHECK(early == -ETIME, "%s stream: signaled %.1f ms into 300 ms of "
+				      "prior work", names[i], (now_ns() - t0) / 1e6);
+			else
+				fprintf(stderr, "note: %s stream: the check came %.1f ms late, skipped\n",
+					names[i], (now_ns() - t0) / 1e6);
+		}
+		CHECK(so_wait(drm, h, point, 5000) == 0, "%s stream: not signaled", names[i]);
+		CHECK(now_ns() - t0 >= 290000000, "%s stream: signaled after %.1f ms of 300 ms of work",
+		      names[i], (now_ns() - t0) / 1e6);
+		HIPCHECK(hipStreamSynchronize(streams[i]));
+		HIPCHECK(hipDestroyExternalSemaphore(s));
+	}
+	HIPCHECK(hipStreamDestroy(created));
+}
+
+static void case_fork(void)
+{
+	uint32_t h;
+	hipExternalSemaphore_t s = sem_import_new(drm, &h, true);
+	hipStream_t st;
+	int status;
+	pid_t pid;
+
+	HIPCHECK(hipStreamCreate(&st));
+	HIPCHECK(signal1(s, 1, st));
+	CHECK(so_wait(drm, h, 1, 5000) == 0, "point 1 not signaled");
+	expect_poll_thread();
+	/* Pending across the fork. */
+	stream_delay(st, 300000);
+	HIPCHECK(signal1(s, 2, st));
+	pid = fork();
+	CHECK(pid >= 0, "fork");
+	if (pid == 0) {
+		uint32_t ch;
+		hipExternalSemaphore_t c;
+		hipStream_t cst;
+		int cdrm = drm_open();
+
+		alarm(30);
+		CHECK(poll_tid() == 0, "the child has a poll thread before any signal");
+		drm = cdrm;
+		c = sem_import_new(drm, &ch, true);
+		HIPCHECK(hipStreamCreate(&cst));
+		stream_delay(cst, 50000);
+		HIPCHECK(signal1(c, 3, cst));
+		CHECK(poll_tid() > 0, "the child's signal started no poll thread of its own");
+		CHECK(so_wait(drm, ch, 3, 5000) == 0, "the child's signal did not land");
+		HIPCHECK(hipStreamSynchronize(cst));
+		_exit(0);
+	}
+	CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x", status);
+	CHECK(so_wait(drm, h, 2, 5000) == 0, "the parent's pending signal did not land");
+	HIPCHECK(hipStreamSynchronize(st));
+	HIPCHECK(hipStreamDestroy(st));
+	HIPCHECK(hipDestroyExternalSemaphore(s));
+}
+
+static void case_exit(void)
+{
+	uint32_t h = so_create(drm, false);
+	int fd = so_export(drm, h);
+	char arg[16];
+	int64_t t0 = now_ns();
+	int status;
+	pid_t pid;
+
+	snprintf(arg, sizeof(arg), "%d", fd);
+	pid = fork();
+	CHECK(pid >= 0, "fork");
+	if (pid == 0) {
+		fcntl(fd, F_SETFD, 0); /* kept across exec */
+		execl(self_exe, self_exe, "exit-child", arg, (char *)NULL);
+		_exit(127);
+	}
+	close(fd);
+	CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x", status);
+	CHECK(now_ns() - t0 < 8000000000LL, "the child took %.1f s to exit", (now_ns() - t0) / 1e9);
+	CHECK(so_wait(drm, h, 7, 0) == 0,
+	      "the signal pending when the child returned from main did not land");
+}
+
+/* The exec'd half of `exit`: returns from main with a poll signal pending
+ * behind 300 ms of work on a created stream. */
+static const char *child_fd;
+static void case_exit_child(void)
+{
+	hipExternalSemaphore_t s = NULL;
+	hipStream_t st;
+
+	HIPCHECK(import_fd(&s, atoi(child_fd), true));
+	HIPCHECK(hipStreamCreate(&st));
+	stream_delay(st, 300000);
+	HIPCHECK(signal1(s, 7, st));
+	expect_poll_thread();
+}
+
+static const struct {
+	const char *name;
+	void (*fn)(void);
+} cases[] = {
+	{ "idle", case_idle },	     { "order", case_order }, { "prior-work", case_prior_work },
+	{ "fork", case_fork },	     { "exit", case_exit },   { "exit-child", case_exit_child },
+};
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	static const char msg[] = "FAIL: timed out\n";
+	(void)!write(2, msg, sizeof(msg) - 1);
+	_exit(1);
+}
+
+int main(int argc, char **argv)
+{
+	const char *name = argc > 1 ? argv[1] : "";
+	static char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	CHECK(n > 0, "readlink /proc/self/exe");
+	self_exe = exe;
+	child_fd = argc > 2 ? argv[2] : "-1";
+	signal(SIGALRM, on_alarm);
+	alarm(60);
+	CHECK(expect_shim(), "the poll cases need the shim (HX_TEST_EXPECT=shim)");
+	{
+		const char *m = getenv("HIPEXTSEM_SIGNAL_MODE");
+		CHECK(m && !strcmp(m, "poll"), "HIPEXTSEM_SIGNAL_MODE=poll is not set");
+	}
+	drm = drm_open();
+	HIPCHECK(hipInit(0));
+	HIPCHECK(hipSetDevice(0));
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (!strcmp(cases[i].name, name)) {
+			cases[i].fn();
+			printf("ok %s (poll, abi%d)\n", name, HX_TEST_ABI);
+			return 0;
+		}
+	fprintf(stderr, "unknown case '%s'\n", name);
+	return 2;
+}
