@@ -914,6 +914,7 @@ static void *cb_main(void *arg)
 		pthread_mutex_unlock(&g.lock);
 
 		struct cmd *c = r->cmd;
+		cpuhip_noise();
 		/* clr StreamAddCallback::callback: the caller's handle and
 		 * hipSuccess, always (hip_event.hpp). */
 		if (c->kind == CMD_CALLBACK)
@@ -1087,6 +1088,7 @@ static void *worker_main(void *arg)
 		for (unsigned int i = 0; i < c->ndeps; i++)
 			wait_stream_locked(c->deps[i].stream, c->deps[i].seq);
 		pthread_mutex_unlock(&g.lock);
+		cpuhip_noise();
 
 		execute(c);
 

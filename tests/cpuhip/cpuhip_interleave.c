@@ -243,6 +243,7 @@ struct cpuhip_boundary cpuhip_boundary_enter(const char *name, hipStream_t s)
 	struct cpuhip_boundary b = { NULL, s, false };
 	bool now = false;
 
+	cpuhip_noise();
 	pthread_once(&env_once, parse_env);
 	if (!atomic_load_explicit(&il_on, memory_order_acquire) || il_interfering)
 		return b;
@@ -268,6 +269,7 @@ struct cpuhip_boundary cpuhip_boundary_enter(const char *name, hipStream_t s)
 
 void cpuhip_boundary_leave(struct cpuhip_boundary *b)
 {
+	cpuhip_noise();
 	if (!b->name)
 		return;
 	il_depth--;

@@ -68,6 +68,10 @@ void cpuhip_capture_event_gone(hipEvent_t ev);
  * address 0.  A no-op otherwise. */
 void cpuhip_extsem_node_call(const char *name);
 
+/* Seeded scheduling noise (cpuhip_noise.c, CPUHIP_NOISE=SEED:PERMILLE):
+ * maybe yields or sleeps briefly; nothing when unset. */
+void cpuhip_noise(void);
+
 /* The runtime boundary (cpuhip_interleave.c): first line of every entry
  * point a client calls; `stream` is its stream argument or NULL. */
 struct cpuhip_boundary {

@@ -1,0 +1,982 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The workload's driver (docs/testing.md, "The randomized workload"): runs
+ * one program, a few threads' sequences of the calls an application makes
+ * around the shim plus a producer thread that plays the external (Vulkan)
+ * side with raw DRM sync object ioctls, and logs every call, its answer
+ * and every completion it observes to a file that tests/workload/hxwork
+ * checks against its model.
+ *
+ *   hxwork-driver-abiN PROGRAM LOG
+ *
+ * PROGRAM: one op a line, "THREAD OP ARGS..." (THREAD T0 = main, T1..Tn
+ * workers, P the producer), '#' comments, and a first line "threads N".
+ * The ops run in the file's order ("lockstep"): an op starts once the one
+ * before it has returned, or has been running for TURN_MS, or its thread
+ * is still busy in an earlier op for that long (a call that blocks holds
+ * up nothing but its own thread).  The grammar is listed in hxwork (OPS)
+ * and docs/testing.md.
+ *
+ * LOG lines ("SEQ" from one process-wide counter, taken after the event;
+ * "PRE" before a call):
+ *   SEQ R OP RC PRE CAPST LIVE LOGGREW    a call returned (CAPST: the
+ *        stream's capture status just before, -1 n/a; LIVE: 1 if the
+ *        stream handle names a live stream, 0 a destroyed one, -2 one
+ *        being destroyed or a destroyed one whose address a live stream
+ *        now has, -1 n/a (null, legacy, per-thread);
+ *        LOGGREW: 1 if the shim's log file grew during the call)
+ *   SEQ M OP VALUE PRE   a marker (host callback / host node) enqueued
+ *        after op OP ran; VALUE the semaphore's sync object's queried
+ *        point then (-1: not queried)
+ *   SEQ Q OP PRE VALUE   the producer queried a sync object
+ *   SEQ E OP RC PRE      the producer's ioctl answered (0 or -errno)
+ *   SEQ LATE OP          op started because its turn timed out
+ *   SEQ X return         main returns with whatever is pending
+ *   SEQ D phase ...      end-of-program phases (drain, leak checks)
+ *   SEQ F reason         the driver itself found the run broken
+ *
+ * Exit status: 0, or 2 for a malformed program / broken environment.
+ */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <sys/stat.h>
+
+#include "hxtest.h"
+#include "hipextsem/hip_graph.h"
+
+#define MAXOPS 512
+#define MAXT 8
+#define MAXSEM 64
+#define MAXQ 16
+#define MAXG 16
+#define TURN_MS 250
+
+enum { K_NONE, K_BIN, K_TL, K_TLBIN, K_TLBINP, K_SYNC };
+
+struct op {
+	int thread; /* 0..nw main+workers, nw+1 producer */
+	int line;
+	char name[16];
+	char a[4][24];
+	int na;
+};
+
+static struct op ops[MAXOPS];
+static int nops, nworkers;
+static int logfd = -1;
+static atomic_ulong seqctr;
+static atomic_bool exiting;
+static int pdrm = -1; /* the producer's DRM file */
+static const char *shimlog;
+
+/* semaphores */
+static hipExternalSemaphore_t sem[MAXSEM];
+static int sem_kind[MAXSEM];
+static uint32_t sem_so[MAXSEM]; /* producer's sync object, 0 for sync_file */
+static atomic_int sem_state[MAXSEM]; /* 0 never, 1 live, 2 destroyed */
+static char bogus[MAXSEM][64];
+
+/* streams */
+static hipStream_t qs[MAXQ];
+static atomic_int q_state[MAXQ]; /* 0 never, 1 live, 2 destroyed, 3 being destroyed */
+static int q_capthread[MAXQ] = { [0 ... MAXQ - 1] = -1 };
+static hipGraph_t graphs[MAXG];
+static atomic_int g_state[MAXG];
+static hipGraphExec_t execs[MAXG];
+static atomic_int x_state[MAXG];
+
+/* turns */
+static pthread_mutex_t tlock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t tcond = PTHREAD_COND_INITIALIZER;
+static bool released[MAXOPS], started[MAXOPS], finished[MAXOPS];
+static int64_t start_ns[MAXOPS];
+static int busy_op[MAXT + 2] = { [0 ... MAXT + 1] = -1 };
+static atomic_bool cleanup_go, drain_on, producer_stop;
+static bool drain_mode;
+
+/* markers */
+struct mark {
+	int op, s;
+};
+static atomic_int marks_expected, marks_done;
+
+static unsigned long next_seq(void)
+{
+	return atomic_fetch_add(&seqctr, 1) + 1;
+}
+
+static void wlog(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	int n;
+
+	n = snprintf(buf, sizeof(buf), "%lu ", next_seq());
+	va_start(ap, fmt);
+	n += vsnprintf(buf + n, sizeof(buf) - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof(buf) - 2)
+		n = (int)sizeof(buf) - 2;
+	buf[n++] = '\n';
+	(void)!write(logfd, buf, (size_t)n);
+}
+
+static void die(const char *fmt, ...)
+{
+	char buf[400];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (logfd >= 0)
+		wlog("F %s", buf);
+	fprintf(stderr, "hxwork-driver: %s\n", buf);
+	exit(2);
+}
+
+static int64_t shimlog_size(void)
+{
+	struct stat st;
+	if (!shimlog || stat(shimlog, &st))
+		return -1;
+	return st.st_size;
+}
+
+/* ---- syncobj side -------------------------------------------------- */
+
+static uint64_t query_so(uint32_t h)
+{
+	uint64_t v = 0;
+	if (drmSyncobjQuery(pdrm, &h, &v, 1))
+		return (uint64_t)-1;
+	return v;
+}
+
+/* ---- arguments ------------------------------------------------------ */
+
+static int num(const struct op *o, int i)
+{
+	if (i >= o->na)
+		die("line %d: %s needs more arguments", o->line, o->name);
+	return atoi(o->a[i]);
+}
+
+static int semarg(const struct op *o, int i)
+{
+	int s = num(o, i);
+	if (s < 0 || s >= MAXSEM)
+		die("line %d: semaphore %d out of range", o->line, s);
+	return s;
+}
+
+static int slot(const struct op *o, int i, int max)
+{
+	int s = num(o, i);
+	if (s < 0 || s >= max)
+		die("line %d: slot %d out of range", o->line, s);
+	return s;
+}
+
+static hipExternalSemaphore_t sem_handle(int s)
+{
+	return atomic_load(&sem_state[s]) ? sem[s] : (hipExternalSemaphore_t)bogus[s];
+}
+
+/* A stream argument: null, legacy, pts or qN.  *live: 1/0 for qN, -1. */
+static hipStream_t stream_arg(const struct op *o, int i, int *live, int *qi)
+{
+	const char *s;
+
+	if (i >= o->na)
+		die("line %d: %s needs a stream", o->line, o->name);
+	s = o->a[i];
+	*live = -1;
+	if (qi)
+		*qi = -1;
+	if (!strcmp(s, "null"))
+		return NULL;
+	if (!strcmp(s, "legacy"))
+		return hipStreamLegacy;
+	if (!strcmp(s, "pts"))
+		return hipStreamPerThread;
+	if (s[0] == 'q') {
+		int q = atoi(s + 1);
+		if (q < 0 || q >= MAXQ)
+			die("line %d: stream %s out of range", o->line, s);
+		int qst = atomic_load(&q_state[q]);
+		if (qi)
+			*qi = q;
+		if (!qst)
+			die("line %d: stream %s was never created", o->line, s);
+		*live = qst == 1 ? 1 : qst == 3 ? -2 : 0;
+		for (int j = 0; j < MAXQ && *live == 0; j++)
+			if (j != q && atomic_load(&q_state[j]) == 1 && qs[j] == qs[q])
+				*live = -2; /* its address is a live stream's now */
+		return qs[q];
+	}
+	die("line %d: bad stream %s", o->line, s);
+	return NULL;
+}
+
+static int capture_status(hipStream_t st)
+{
+	int cs = -1;
+	if (hipStreamGetCaptureInfo_v2(st, &cs, NULL, NULL, NULL, NULL) != hipSuccess)
+		return -1;
+	return cs;
+}
+
+/* ---- markers -------------------------------------------------------- */
+
+static void mark_run(struct mark *m)
+{
+	uint64_t v = (uint64_t)-1;
+	unsigned long pre;
+
+	if (atomic_load(&exiting))
+		return;
+	pre = next_seq();
+	if (m->s >= 0 && sem_so[m->s] && sem_kind[m->s] != K_BIN)
+		v = query_so(sem_so[m->s]);
+	wlog("M %d %lld %lu", m->op, v == (uint64_t)-1 ? -1LL : (long long)v, pre);
+	atomic_fetch_add(&marks_done, 1);
+}
+
+static void mark_cb(hipStream_t st, hipError_t e, void *p)
+{
+	(void)st;
+	(void)e;
+	mark_run(p);
+}
+
+static __attribute__((unused)) void mark_fn(void *p)
+{
+	mark_run(p);
+}
+
+/* A marker after op `opi` on st (capture status cs). */
+static void add_marker(int opi, int s, hipStream_t st, int cs, int live)
+{
+	struct mark *m;
+	hipError_t e;
+
+	if (live == 0 || live == -2 || cs == HX_CAPTURE_STATUS_INVALIDATED || cs < 0)
+		return;
+	m = malloc(sizeof(*m));
+	if (!m)
+		die("out of memory");
+	m->op = opi;
+	m->s = s;
+	if (cs == HX_CAPTURE_STATUS_ACTIVE) {
+#if HX_TEST_ABI == 6
+		e = hipLaunchHostFunc(st, mark_fn, m);
+		wlog("MC %d %d", opi, (int)e); /* captured: runs per launch */
+#else
+		free(m);
+#endif
+		return;
+	}
+	atomic_fetch_add(&marks_expected, 1);
+	e = hipStreamAddCallback(st, mark_cb, m, 0);
+	if (e != hipSuccess) {
+		atomic_fetch_sub(&marks_expected, 1);
+		wlog("MF %d %d", opi, (int)e);
+	}
+}
+
+/* ---- the ops -------------------------------------------------------- */
+
+static void rlog(int opi, hipError_t rc, unsigned long pre, int cs, int live, int64_t l0)
+{
+	int64_t l1 = shimlog_size();
+	wlog("R %d %d %lu %d %d %d", opi, (int)rc, pre, cs, live, l1 > l0 ? 1 : 0);
+}
+
+static void op_import(int opi, const struct op *o)
+{
+	int s = semarg(o, 0), kind, fd = -1;
+	const char *k = o->na > 1 ? o->a[1] : "bin";
+	hipError_t e;
+	uint32_t h;
+	unsigned long pre;
+	int64_t l0;
+	hipExternalSemaphore_t out = NULL;
+
+	if (atomic_load(&sem_state[s]))
+		die("line %d: semaphore %d imported twice", o->line, s);
+	kind = !strcmp(k, "bin")      ? K_BIN
+	       : !strcmp(k, "tl")     ? K_TL
+	       : !strcmp(k, "tlbin")  ? K_TLBIN
+	       : !strcmp(k, "tlbinp") ? K_TLBINP
+	       : !strcmp(k, "sync")   ? K_SYNC
+				      : K_NONE;
+	if (kind == K_NONE)
+		die("line %d: bad kind %s", o->line, k);
+	if (drmSyncobjCreate(pdrm, kind == K_SYNC ? DRM_SYNCOBJ_CREATE_SIGNALED : 0, &h))
+		die("drmSyncobjCreate: %s", strerror(errno));
+	if (kind == K_TLBINP) {
+		uint64_t p = 1;
+		if (drmSyncobjTimelineSignal(pdrm, &h, &p, 1))
+			die("drmSyncobjTimelineSignal: %s", strerror(errno));
+	}
+	if (kind == K_SYNC) {
+		if (drmSyncobjExportSyncFile(pdrm, h, &fd))
+			die("drmSyncobjExportSyncFile: %s", strerror(errno));
+		drmSyncobjDestroy(pdrm, h);
+		h = 0;
+	} else if (drmSyncobjHandleToFD(pdrm, h, &fd)) {
+		die("drmSyncobjHandleToFD: %s", strerror(errno));
+	}
+	sem_kind[s] = kind;
+	sem_so[s] = h;
+	{
+		test_desc d;
+		memset(&d, 0, sizeof(d));
+		d.type = kind == K_TL ? HX_SEM_HANDLE_TIMELINE_FD : HX_SEM_HANDLE_OPAQUE_FD;
+		d.handle.fd = fd;
+		l0 = shimlog_size();
+		pre = next_seq();
+		e = hipImportExternalSemaphore(&out, (const hipExternalSemaphoreHandleDesc *)&d);
+	}
+	if (e == hipSuccess) {
+		sem[s] = out;
+		atomic_store(&sem_state[s], 1);
+	} else {
+		close(fd);
+	}
+	rlog(opi, e, pre, -1, -1, l0);
+}
+
+static void op_sigwait(int opi, const struct op *o, bool is_signal)
+{
+	int s = semarg(o, 0), live, cs;
+	uint64_t v = (uint64_t)num(o, 1);
+	hipStream_t st = stream_arg(o, 2, &live, NULL);
+	hipExternalSemaphore_t h = sem_handle(s);
+	unsigned long pre;
+	int64_t l0;
+	hipError_t e;
+
+	cs = live == 0 || live == -2 ? -1 : capture_status(st);
+	l0 = shimlog_size();
+	pre = next_seq();
+	e = is_signal ? signal1(h, v, st) : wait1(h, v, st);
+	rlog(opi, e, pre, cs, live, l0);
+	if (e == hipSuccess)
+		add_marker(opi, s, st, cs, live);
+}
+
+static void op_destroy(int opi, const struct op *o)
+{
+	int s = semarg(o, 0);
+	hipExternalSemaphore_t h = sem_handle(s);
+	unsigned long pre;
+	int64_t l0 = shimlog_size();
+	hipError_t e;
+
+	pre = next_seq();
+	e = hipDestroyExternalSemaphore(h);
+	if (e == hipSuccess && atomic_load(&sem_state[s]) == 1)
+		atomic_store(&sem_state[s], 2);
+	rlog(opi, e, pre, -1, -1, l0);
+}
+
+static void op_stream(int opi, const struct op *o, int me)
+{
+	int live, qi, cs = -1;
+	unsigned long pre;
+	hipError_t e = hipSuccess;
+	int64_t l0 = shimlog_size();
+
+	if (!strcmp(o->name, "screate")) {
+		int q = slot(o, 0, MAXQ);
+		bool nb = o->na > 1 && !strcmp(o->a[1], "nb");
+		if (atomic_load(&q_state[q]))
+			die("line %d: stream q%d created twice", o->line, q);
+		pre = next_seq();
+		e = hipStreamCreateWithFlags(&qs[q], nb ? hipStreamNonBlocking : hipStreamDefault);
+		if (e == hipSuccess)
+			atomic_store(&q_state[q], 1);
+		else
+			die("hipStreamCreateWithFlags: %d", (int)e);
+		rlog(opi, e, pre, -1, 1, l0);
+		return;
+	}
+	if (!strcmp(o->name, "sdestroy")) {
+		int q = slot(o, 0, MAXQ);
+		if (atomic_load(&q_state[q]) != 1) {
+			wlog("S %d dead", opi);
+			return;
+		}
+		atomic_store(&q_state[q], 3);
+		pre = next_seq();
+		e = hipStreamDestroy(qs[q]);
+		atomic_store(&q_state[q], 2);
+		rlog(opi, e, pre, -1, 1, l0);
+		return;
+	}
+	hipStream_t st = stream_arg(o, 0, &live, &qi);
+	if (live == 0 || live == -2) { /* runtime calls on a destroyed stream: the application's crash */
+		wlog("S %d dead", opi);
+		return;
+	}
+	cs = capture_status(st);
+	if (!strcmp(o->name, "touch")) {
+		pre = next_seq();
+		rlog(opi, hipSuccess, pre, cs, live, l0);
+		add_marker(opi, -1, st, cs, live);
+	} else if (!strcmp(o->name, "cquery")) {
+		pre = next_seq();
+		e = hipStreamQuery(st);
+		rlog(opi, e, pre, cs, live, l0);
+	} else if (!strcmp(o->name, "cbegin")) {
+		const char *m = o->na > 1 ? o->a[1] : "g";
+		int mode = m[0] == 'g' ? HX_CAPTURE_MODE_GLOBAL
+			   : m[0] == 't' ? HX_CAPTURE_MODE_THREAD_LOCAL
+					 : HX_CAPTURE_MODE_RELAXED;
+		pre = next_seq();
+		e = hipStreamBeginCapture(st, mode);
+		if (e == hipSuccess && qi >= 0)
+			q_capthread[qi] = me;
+		rlog(opi, e, pre, cs, live, l0);
+	} else if (!strcmp(o->name, "cend")) {
+		int g = slot(o, 1, MAXG);
+		hipGraph_t gr = NULL;
+		pre = next_seq();
+		e = hipStreamEndCapture(st, &gr);
+		if (e == hipSuccess && gr) {
+			if (atomic_load(&g_state[g]) == 1)
+				hipGraphDestroy(graphs[g]); /* slot reused: the old one goes */
+			graphs[g] = gr;
+			atomic_store(&g_state[g], 1);
+		}
+		rlog(opi, e, pre, cs, live, l0);
+	} else if (!strcmp(o->name, "evwait")) {
+		int live2;
+		hipStream_t st2 = stream_arg(o, 1, &live2, NULL);
+		hipEvent_t ev;
+		if (live2 == 0 || live2 == -2) {
+			wlog("S %d dead", opi);
+			return;
+		}
+		if (hipEventCreateWithFlags(&ev, hipEventDisableTiming))
+			die("hipEventCreate");
+		pre = next_seq();
+		e = hipEventRecord(ev, st);
+		if (e == hipSuccess)
+			e = hipStreamWaitEvent(st2, ev, 0);
+		rlog(opi, e, pre, cs, live, l0);
+		hipEventDestroy(ev);
+	} else {
+		die("line %d: unknown op %s", o->line, o->name);
+	}
+}
+
+static void op_graph(int opi, const struct op *o)
+{
+	unsigned long pre;
+	hipError_t e = hipSuccess;
+	int64_t l0 = shimlog_size();
+
+	if (!strcmp(o->name, "gcreate")) {
+		int g = slot(o, 0, MAXG);
+		hipGraph_t gr;
+		pre = next_seq();
+		e = hipGraphCreate(&gr, 0);
+		if (e == hipSuccess) {
+			if (atomic_load(&g_state[g]) == 1)
+				hipGraphDestroy(graphs[g]);
+			graphs[g] = gr;
+			atomic_store(&g_state[g], 1);
+		}
+		rlog(opi, e, pre, -1, -1, l0);
+	} else if (!strcmp(o->name, "gdestroy")) {
+		int g = slot(o, 0, MAXG);
+		if (atomic_load(&g_state[g]) != 1) {
+			wlog("S %d dead", opi);
+			return;
+		}
+		pre = next_seq();
+		e = hipGraphDestroy(graphs[g]);
+		atomic_store(&g_state[g], 2);
+		rlog(opi, e, pre, -1, -1, l0);
+	} else if (!strcmp(o->name, "gnsig") || !strcmp(o->name, "gnwait")) {
+#if HX_TEST_ABI == 6
+		int g = slot(o, 0, MAXG), s = semarg(o, 1);
+		bool is_sig = !strcmp(o->name, "gnsig");
+		hipExternalSemaphore_t h = sem_handle(s);
+		hipGraphNode_t node = NULL, hn;
+		struct hx_ext_sem_node_params np;
+		test_signal_params sp;
+		test_wait_params wp;
+		if (atomic_load(&g_state[g]) != 1) {
+			hipGraph_t gr;
+			if (hipGraphCreate(&gr, 0) != hipSuccess)
+				die("hipGraphCreate");
+			graphs[g] = gr;
+			atomic_store(&g_state[g], 1);
+		}
+		memset(&sp, 0, sizeof(sp));
+		memset(&wp, 0, sizeof(wp));
+		sp.params.fence.value = wp.params.fence.value = (uint64_t)num(o, 2);
+		np.extSemArray = &h;
+		np.paramsArray = is_sig ? (const void *)&sp : (const void *)&wp;
+		np.numExtSems = 1;
+		pre = next_seq();
+		e = is_sig ? hipGraphAddExternalSemaphoresSignalNode(&node, graphs[g], NULL, 0, &np)
+			   : hipGraphAddExternalSemaphoresWaitNode(&node, graphs[g], NULL, 0, &np);
+		rlog(opi, e, pre, -1, -1, l0);
+		if (e == hipSuccess && !is_sig) {
+			struct mark *m = malloc(sizeof(*m));
+			struct hx_host_node_params hp = { mark_fn, m };
+			m->op = opi;
+			m->s = s;
+			e = hipGraphAddHostNode(&hn, graphs[g], &node, 1, &hp);
+			wlog("MC %d %d", opi, (int)e);
+		}
+#else
+		wlog("S %d abi5", opi);
+#endif
+	} else if (!strcmp(o->name, "ginst")) {
+		int g = slot(o, 0, MAXG), x = slot(o, 1, MAXG);
+		hipGraphExec_t ex;
+		if (atomic_load(&g_state[g]) != 1) {
+			wlog("S %d dead", opi);
+			return;
+		}
+		pre = next_seq();
+		e = hipGraphInstantiate(&ex, graphs[g], NULL, NULL, 0);
+		if (e == hipSuccess) {
+			if (atomic_load(&x_state[x]) == 1)
+				hipGraphExecDestroy(execs[x]);
+			execs[x] = ex;
+			atomic_store(&x_state[x], 1);
+		}
+		rlog(opi, e, pre, -1, -1, l0);
+	} else if (!strcmp(o->name, "glaunch")) {
+		int x = slot(o, 0, MAXG), live, cs;
+		hipStream_t st = stream_arg(o, 1, &live, NULL);
+		if (atomic_load(&x_state[x]) != 1 || live == 0 || live == -2) {
+			wlog("S %d dead", opi);
+			return;
+		}
+		cs = capture_status(st);
+		pre = next_seq();
+		e = hipGraphLaunch(execs[x], st);
+		rlog(opi, e, pre, cs, live, l0);
+	} else if (!strcmp(o->name, "gxdestroy")) {
+		int x = slot(o, 0, MAXG);
+		if (atomic_load(&x_state[x]) != 1) {
+			wlog("S %d dead", opi);
+			return;
+		}
+		pre = next_seq();
+		e = hipGraphExecDestroy(execs[x]);
+		atomic_store(&x_state[x], 2);
+		rlog(opi, e, pre, -1, -1, l0);
+	} else {
+		die("line %d: unknown op %s", o->line, o->name);
+	}
+}
+
+/* The producer's ops: raw ioctls on its own DRM file. */
+static void op_producer(int opi, const struct op *o)
+{
+	int s = semarg(o, 0), r = 0;
+	unsigned long pre;
+	uint32_t h = sem_so[s];
+
+	if (!h) {
+		wlog("S %d nosyncobj", opi);
+		return;
+	}
+	pre = next_seq();
+	if (!strcmp(o->name, "psig")) {
+		r = drmSyncobjSignal(pdrm, &h, 1) ? -errno : 0;
+		wlog("E %d %d %lu", opi, r, pre);
+	} else if (!strcmp(o->name, "ptsig")) {
+		uint64_t p = (uint64_t)num(o, 1);
+		r = drmSyncobjTimelineSignal(pdrm, &h, &p, 1) ? -errno : 0;
+		wlog("E %d %d %lu", opi, r, pre);
+	} else if (strcmp(o->name, "pquery") != 0) {
+		die("line %d: unknown producer op %s", o->line, o->name);
+	}
+	if (sem_kind[s] != K_BIN) {
+		pre = next_seq();
+		uint64_t v = query_so(h);
+		wlog("Q %d %lu %lld", opi, pre, v == (uint64_t)-1 ? -1LL : (long long)v);
+	}
+}
+
+static void run_op(int opi, int me)
+{
+	const struct op *o = &ops[opi];
+
+	if (!strcmp(o->name, "import"))
+		op_import(opi, o);
+	else if (!strcmp(o->name, "signal"))
+		op_sigwait(opi, o, true);
+	else if (!strcmp(o->name, "wait"))
+		op_sigwait(opi, o, false);
+	else if (!strcmp(o->name, "destroy"))
+		op_destroy(opi, o);
+	else if (!strcmp(o->name, "sleep"))
+		sleep_ms((unsigned)num(o, 0));
+	else if (o->name[0] == 'g')
+		op_graph(opi, o);
+	else if (o->name[0] == 'p')
+		op_producer(opi, o);
+	else
+		op_stream(opi, o, me);
+}
+
+/* ---- turns ---------------------------------------------------------- */
+
+static bool may_start_locked(int i, int64_t now)
+{
+	int p = i - 1, t;
+
+	if (i == 0)
+		return true;
+	if (!released[p])
+		return false;
+	if (finished[p])
+		return true;
+	if (started[p])
+		return now - start_ns[p] > TURN_MS * 1000000LL;
+	t = ops[p].thread; /* its thread is still in an earlier op */
+	return busy_op[t] >= 0 && now - start_ns[busy_op[t]] > TURN_MS * 1000000LL;
+}
+
+static void turn_wait(int i)
+{
+	bool late = false;
+
+	pthread_mutex_lock(&tlock);
+	for (;;) {
+		int64_t now = now_ns();
+		if (may_start_locked(i, now))
+			break;
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 20000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&tcond, &tlock, &ts);
+	}
+	late = i > 0 && !finished[i - 1];
+	released[i] = started[i] = true;
+	start_ns[i] = now_ns();
+	busy_op[ops[i].thread] = i;
+	pthread_cond_broadcast(&tcond);
+	pthread_mutex_unlock(&tlock);
+	if (late)
+		wlog("LATE %d", i);
+}
+
+static void turn_done(int i)
+{
+	pthread_mutex_lock(&tlock);
+	finished[i] = true;
+	busy_op[ops[i].thread] = -1;
+	pthread_cond_broadcast(&tcond);
+	pthread_mutex_unlock(&tlock);
+}
+
+static bool all_released(void)
+{
+	bool r;
+	pthread_mutex_lock(&tlock);
+	r = nops == 0 || released[nops - 1];
+	pthread_mutex_unlock(&tlock);
+	return r;
+}
+
+/* ---- threads -------------------------------------------------------- */
+
+static void end_own_captures(int me)
+{
+	for (int q = 0; q < MAXQ; q++)
+		if (q_capthread[q] == me && atomic_load(&q_state[q]) == 1) {
+			hipGraph_t g = NULL;
+			int cs = capture_status(qs[q]);
+			if (cs == HX_CAPTURE_STATUS_NONE || cs < 0)
+				continue;
+			if (hipStreamEndCapture(qs[q], &g) == hipSuccess && g)
+				hipGraphDestroy(g);
+			/* an invalidated Relaxed capture of another thread's:
+			 * anyone may end it; nothing else to do */
+		}
+}
+
+static void *thread_main(void *arg)
+{
+	int me = (int)(intptr_t)arg;
+
+	for (int i = 0; i < nops; i++) {
+		if (ops[i].thread != me)
+			continue;
+		turn_wait(i);
+		if (!strcmp(ops[i].name, "end")) {
+			turn_done(i);
+			break;
+		}
+		run_op(i, me);
+		turn_done(i);
+	}
+	if (me >= 1 && me <= nworkers) {
+		while (!atomic_load(&cleanup_go))
+			sleep_ms(5);
+		end_own_captures(me);
+	}
+	return NULL;
+}
+
+/* The producer: its ops, then (drain) signals everything until told to
+ * stop, so that every wait the program made can complete. */
+static hipStream_t drain_stream; /* HIP signals of sync_file semaphores at the drain */
+
+static void *producer_main(void *arg)
+{
+	thread_main(arg);
+	while (!all_released() && !atomic_load(&producer_stop))
+		sleep_ms(5);
+	if (drain_mode && !atomic_load(&producer_stop)) {
+		wlog("D drain");
+		atomic_store(&drain_on, true);
+	}
+	while (!atomic_load(&producer_stop)) {
+		if (atomic_load(&drain_on)) {
+			for (int s = 0; s < MAXSEM; s++) {
+				uint32_t h = sem_so[s];
+				if (sem_kind[s] == K_SYNC && atomic_load(&sem_state[s]) == 1)
+					(void)signal1(sem[s], 0, drain_stream);
+				if (!atomic_load(&sem_state[s]) || !h)
+					continue;
+				if (sem_kind[s] == K_BIN) {
+					drmSyncobjSignal(pdrm, &h, 1);
+				} else {
+					uint64_t p = 1ULL << 40, cur = query_so(h);
+					if (cur == (uint64_t)-1 || cur < p)
+						drmSyncobjTimelineSignal(pdrm, &h, &p, 1);
+				}
+			}
+		}
+		sleep_ms(10);
+	}
+	return NULL;
+}
+
+/* ---- the program ---------------------------------------------------- */
+
+static void parse(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char line[256];
+	int ln = 0;
+
+	if (!f)
+		die("cannot open %s: %s", path, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		char *save, *tok, *c = strchr(line, '#');
+		struct op o;
+
+		ln++;
+		if (c)
+			*c = '\0';
+		memset(&o, 0, sizeof(o));
+		o.line = ln;
+		tok = strtok_r(line, " \t\r\n", &save);
+		if (!tok)
+			continue;
+		if (!strcmp(tok, "noise"))
+			continue; /* the runner's (CPUHIP_NOISE) */
+		if (!strcmp(tok, "threads")) {
+			tok = strtok_r(NULL, " \t\r\n", &save);
+			nworkers = tok ? atoi(tok) : 0;
+			if (nworkers < 0 || nworkers > MAXT - 1)
+				die("line %d: threads 0..%d", ln, MAXT - 1);
+			continue;
+		}
+		if (tok[0] == 'P' && !tok[1])
+			o.thread = -2; /* fixed up below */
+		else if (tok[0] == 'T')
+			o.thread = atoi(tok + 1);
+		else
+			die("line %d: thread %s is not Tn or P", ln, tok);
+		tok = strtok_r(NULL, " \t\r\n", &save);
+		if (!tok)
+			die("line %d: no op", ln);
+		snprintf(o.name, sizeof(o.name), "%s", tok);
+		while ((tok = strtok_r(NULL, " \t\r\n", &save)) && o.na < 4)
+			snprintf(o.a[o.na++], sizeof(o.a[0]), "%s", tok);
+		if (nops == MAXOPS)
+			die("too many ops");
+		ops[nops++] = o;
+	}
+	fclose(f);
+	for (int i = 0; i < nops; i++) {
+		if (ops[i].thread == -2)
+			ops[i].thread = nworkers + 1;
+		else if (ops[i].thread < 0 || ops[i].thread > nworkers)
+			die("line %d: thread T%d but threads %d", ops[i].line, ops[i].thread,
+			    nworkers);
+	}
+	if (!nops || strcmp(ops[nops - 1].name, "end") || ops[nops - 1].thread != 0)
+		die("the last op must be \"T0 end drain|return\"");
+}
+
+/* A throw-away thread's import, signal, wait and destroy, so that the
+ * shim's lasting descriptors (render node, waiter) exist before the
+ * baseline is counted, without the main thread calling the shim. */
+static void *warmup_main(void *arg)
+{
+	hipStream_t st;
+	hipExternalSemaphore_t s = NULL;
+	uint32_t h;
+
+	(void)arg;
+	if (hipStreamCreate(&st))
+		die("warm-up: hipStreamCreate");
+	s = sem_import_new(pdrm, &h, false);
+	if (signal1(s, 0, st) || wait1(s, 0, st) || hipStreamSynchronize(st))
+		die("warm-up: signal/wait/synchronize");
+	if (hipDestroyExternalSemaphore(s) || hipStreamDestroy(st))
+		die("warm-up: destroy");
+	drmSyncobjDestroy(pdrm, h);
+	if (hipStreamCreateWithFlags(&drain_stream, hipStreamNonBlocking))
+		die("warm-up: hipStreamCreateWithFlags");
+	return NULL;
+}
+
+struct hx_stats_view {
+	unsigned live_sems, pending_waits, pending_signals, slots_allocated;
+};
+
+static int settle_stats(struct hx_stats_view *out)
+{
+	void (*get)(void *) = (void (*)(void *))dlsym(RTLD_DEFAULT, "hipextsemGetStats");
+	int64_t until = now_ns() + 3000000000LL;
+
+	if (!get)
+		return -1;
+	do {
+		get(out);
+		if (!out->live_sems && !out->pending_waits && !out->pending_signals)
+			return 0;
+		sleep_ms(20);
+	} while (now_ns() < until);
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t th[MAXT + 2], wt;
+	bool drain;
+	int fds0, fds1;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: %s PROGRAM LOG\n", argv[0]);
+		return 2;
+	}
+	logfd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+	if (logfd < 0)
+		die("cannot open the log %s: %s", argv[2], strerror(errno));
+	shimlog = getenv("HIPEXTSEM_LOG_FILE");
+	parse(argv[1]);
+	drain = ops[nops - 1].na > 0 && !strcmp(ops[nops - 1].a[0], "drain");
+	drain_mode = drain;
+	pdrm = drm_open();
+	for (int s = 0; s < MAXSEM; s++)
+		snprintf(bogus[s], sizeof(bogus[s]), "not a semaphore %d", s);
+
+	if (drain) {
+		pthread_create(&wt, NULL, warmup_main, NULL);
+		pthread_join(wt, NULL);
+	}
+	fds0 = count_fds();
+	wlog("D start fds %d workers %d ops %d", fds0, nworkers, nops);
+
+	for (int t = 1; t <= nworkers + 1; t++)
+		if (pthread_create(&th[t], NULL, t == nworkers + 1 ? producer_main : thread_main,
+				   (void *)(intptr_t)t))
+			die("pthread_create");
+	thread_main((void *)(intptr_t)0);
+	/* T0's "end" has run (the last op): everything was released. */
+	(void)all_released();
+	if (!drain) {
+		atomic_store(&exiting, true);
+		wlog("X return");
+		return 0; /* with whatever is pending: docs/streams.md, exit */
+	}
+
+	/* drain: the producer signals everything; every marker must run. */
+	while (!atomic_load(&drain_on))
+		sleep_ms(5);
+	{
+		int64_t until = now_ns() + 10000000000LL;
+		while (now_ns() < until) {
+			bool idle = true;
+			pthread_mutex_lock(&tlock);
+			for (int t = 0; t <= nworkers + 1; t++)
+				if (busy_op[t] >= 0)
+					idle = false;
+			for (int i = 0; i < nops; i++)
+				if (!finished[i])
+					idle = false;
+			pthread_mutex_unlock(&tlock);
+			if (idle && atomic_load(&marks_done) >= atomic_load(&marks_expected))
+				break;
+			sleep_ms(10);
+		}
+	}
+	wlog("D drained marks %d/%d", atomic_load(&marks_done), atomic_load(&marks_expected));
+	for (int i = 0; i < nops; i++)
+		if (!finished[i])
+			wlog("D stuck %d", i);
+	atomic_store(&cleanup_go, true);
+	for (int t = 1; t <= nworkers; t++)
+		pthread_join(th[t], NULL);
+	end_own_captures(0);
+	for (int x = 0; x < MAXG; x++)
+		if (atomic_load(&x_state[x]) == 1)
+			hipGraphExecDestroy(execs[x]);
+	for (int g = 0; g < MAXG; g++)
+		if (atomic_load(&g_state[g]) == 1)
+			hipGraphDestroy(graphs[g]);
+	if (hipDeviceSynchronize() != hipSuccess)
+		wlog("D devsync-failed");
+	wlog("D synced marks %d/%d", atomic_load(&marks_done), atomic_load(&marks_expected));
+	atomic_store(&drain_on, false);
+	sleep_ms(20); /* the producer's round in progress */
+	for (int s = 0; s < MAXSEM; s++)
+		if (atomic_load(&sem_state[s]) == 1) {
+			hipError_t e = hipDestroyExternalSemaphore(sem[s]);
+			if (e != hipSuccess)
+				wlog("D destroy-failed %d %d", s, (int)e);
+		}
+	for (int q = 0; q < MAXQ; q++)
+		if (atomic_load(&q_state[q]) == 1)
+			hipStreamDestroy(qs[q]);
+	atomic_store(&producer_stop, true);
+	pthread_join(th[nworkers + 1], NULL);
+	hipStreamSynchronize(drain_stream);
+	hipStreamDestroy(drain_stream);
+	for (int s = 0; s < MAXSEM; s++)
+		if (sem_so[s])
+			drmSyncobjDestroy(pdrm, sem_so[s]);
+	{
+		struct hx_stats_view st = { 0 };
+		int r = settle_stats(&st);
+		wlog("D stats %d live %u waits %u signals %u", r, st.live_sems, st.pending_waits,
+		     st.pending_signals);
+	}
+	fds1 = count_fds();
+	wlog("D fds %d %d", fds0, fds1);
+	wlog("D end");
+	return 0;
+}
