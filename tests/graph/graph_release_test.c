@@ -37,12 +37,20 @@
  *       node adds, alone or beside a live one, is answered by the shim
  *       (hipErrorInvalidResourceHandle, as signal and wait answer), never
  *       passed to the runtime's own node call.
+ *   capture-idle                   every release (6.x flavour): captures
+ *       that began and ended through the shim (one with a signal in
+ *       it, one empty) leave none counted: a signal and a
+ *       wait on an ordinary stream then ask the runtime no capture question
+ *       (the one-load path of docs/graphs.md; tests/mutation
+ *       began-not-recorded).
  *   end-twice                      6.0 and 6.3 (6.x flavour): ends of an
  *       invalidated Relaxed capture, which the runtime answers
  *       hipErrorStreamCaptureInvalidated each time and leaves in place,
  *       count as one end: another stream's live capture still records its
  *       signal as a node that every launch runs, the semaphore stays the
- *       application's, and the ended capture's stream takes a wait.
+ *       application's, and the ended capture's stream takes a wait;
+ *       once that capture ended, a signal on the invalidated one is still
+ *       refused.
  *   capture-come-go                every release (6.x flavour): another
  *       thread's capture of the stream that begins and ends while a signal
  *       is enqueued neither takes nor loses the signal: it runs once.
@@ -282,8 +290,70 @@ static void case_end_twice(void)
 	HIPCHECK(hipStreamSynchronize(live));
 	HIPCHECK(hipGraphExecDestroy(x));
 	HIPCHECK(hipGraphDestroy(g));
+	/* The invalidated capture is still in place (every end answered
+	 * 901), and now the only one: a signal there is still refused and
+	 * signals nothing, as CUDA does; 6.0 would run its host function for
+	 * real (tests/mutation end-uncounts-always). */
+	status = -1;
+	HIPCHECK(hipStreamIsCapturing(inv, &status));
+	CHECK(status == HX_CAPTURE_STATUS_INVALIDATED, "capture status %d after the ends, want "
+	      "invalidated", status);
+	EXPECT_ERR(signal1(a.s, 0, inv), hipErrorStreamCaptureInvalidated);
+	sleep_ms(50);
+	CHECK(so_wait(drm, a.h, 0, 0) != 0,
+	      "a signal on a stream whose capture is invalidated signaled");
 	HIPCHECK(hipStreamDestroy(live));
 	HIPCHECK(hipStreamDestroy(inv));
+	sem_free(&a);
+}
+#endif
+
+/* Captures that ended leave none counted: a signal and a wait on a stream
+ * that never captured make no capture query of the runtime (graph.c keeps
+ * the count of live captures; while it is 0 one load decides). */
+#if HX_TEST_ABI == 6
+static void case_capture_idle(void)
+{
+	void (*trace)(int) = (void (*)(int))dlsym(RTLD_DEFAULT, "cpuhipTestBoundaryTrace");
+	size_t (*calls)(char *, size_t) =
+		(size_t (*)(char *, size_t))dlsym(RTLD_DEFAULT, "cpuhipTestBoundaryCalls");
+	/* (hipThreadExchangeStreamCaptureMode is no question: the wait's slot
+	 * allocation makes it.) */
+	static const char *const queries[] = { "hipStreamIsCapturing", "hipStreamGetCaptureInfo",
+					       "hipStreamGetCaptureInfo_v2" };
+	struct sem a = sem_new(false);
+	hipStream_t cap, st;
+	hipGraph_t g = NULL, none = NULL;
+	char buf[4096];
+
+	CHECK(trace && calls, "cpuhipTestBoundaryTrace not found: this case runs on cpuhip");
+	HIPCHECK(hipStreamCreate(&cap));
+	HIPCHECK(hipStreamCreate(&st));
+	/* A capture ended with its graph (a signal in it).  (An invalidated
+	 * one that clr leaves in place stays counted, rightly: end-twice.) */
+	HIPCHECK(hipStreamBeginCapture(cap, HX_CAPTURE_MODE_GLOBAL));
+	HIPCHECK(signal1(a.s, 0, cap));
+	HIPCHECK(hipStreamEndCapture(cap, &g));
+	CHECK(g != NULL, "the capture handed out no graph");
+	HIPCHECK(hipGraphDestroy(g));
+	/* and one more on the same stream, ended empty */
+	HIPCHECK(hipStreamBeginCapture(cap, HX_CAPTURE_MODE_RELAXED));
+	HIPCHECK(hipStreamEndCapture(cap, &none));
+	if (none)
+		HIPCHECK(hipGraphDestroy(none));
+	trace(1);
+	HIPCHECK(signal1(a.s, 0, st));
+	HIPCHECK(wait1(a.s, 0, st));
+	trace(0);
+	CHECK(calls(buf, sizeof(buf)) != (size_t)-1, "boundary trace overflow");
+	for (unsigned i = 0; i < sizeof(queries) / sizeof(queries[0]); i++)
+		CHECK(!strstr(buf, queries[i]),
+		      "with every capture ended, a signal and a wait asked %s (a capture is "
+		      "still counted); their calls:\n%s", queries[i], buf);
+	HIPCHECK(hipStreamSynchronize(st));
+	CHECK(so_wait(drm, a.h, 0, 0) != 0, "the wait did not consume the signal");
+	HIPCHECK(hipStreamDestroy(st));
+	HIPCHECK(hipStreamDestroy(cap));
 	sem_free(&a);
 }
 #endif
@@ -851,6 +921,8 @@ int main(int argc, char **argv)
 		case_end_twice();
 	else if (!strcmp(c, "capture-come-go"))
 		case_capture_come_go();
+	else if (!strcmp(c, "capture-idle"))
+		case_capture_idle();
 	else if (!strcmp(c, "capture-race-wait"))
 		case_capture_race_wait();
 	else if (!strcmp(c, "launch-spt-capture"))

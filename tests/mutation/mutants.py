@@ -61,7 +61,7 @@ MUTANTS = [
                  "static bool capture_began(struct capture_key k)\n{\n\tbool ok = true;\n"
                  "\tif (ok)\n\t\treturn ok; /* mutant: not recorded */\n")],
          desc="capture_began records nothing: an end never uncounts, the count stays above 0",
-         drm=r"^graph\.shim\.abi6(-rocm6\.[03])?\.(end-twice|capture-modes|capture-come-go|render-loop-binary)$"),
+         drm=r"^graph\.shim\.abi6(-rocm6\.[03])?\.(end-twice|capture-modes|capture-come-go|capture-idle|render-loop-binary)$"),
     # ---- references on error paths --------------------------------------
     dict(name="signal-err-unref-dropped", file="shim/signal.c",
          edits=[("\tif (err) {\n\t\tfor (unsigned i = 0; i < n; i++)\n\t\t\thx_sem_unref(op->entries[i].sem);\n",
@@ -84,7 +84,7 @@ MUTANTS = [
                  "\t\t\thx_sem_unref(op->entries[i].sem);\n",
                  "\t\t       (void *)stream);\n")],
          desc="the host-blocking wait refusing a bad stream keeps its semaphore references",
-         drm=r"^(shim-hostwait\.abi6\.(wait-bad-stream|bin-wait-pre)|streams-hostwait\.abi6\.dead-stream)$"),
+         drm=r"^(shim-hostwait\.abi6\.(wait-bad-stream|bin-wait-pre)|streams-hostwait\.abi6\.dead-stream|hostile\.abi6\.badinput-hostwait)$"),
     # ---- resets -----------------------------------------------------------
     dict(name="waiter-reset-dropped", file="shim/waiter_objects.c",
          edits=[("\tret = hx_sync_reset(hx_w.dev, obj->handle);\n", "\tret = 0; /* mutant: no reset */\n")],
