@@ -215,15 +215,27 @@ static void log_has(const char *text)
 	      getenv("HIPEXTSEM_LOG_FILE"), text);
 }
 
+static int shim_drm_fd(void);
+static uint32_t next_handle(int shim_fd);
+static void good_sync_file(uint32_t signaled_h);
+
 static void timeline_refused(void)
 {
 	hipExternalSemaphore_t s = (hipExternalSemaphore_t)0x1;
-	uint32_t h = so_create(drm, true);
-	int sf;
+	uint32_t h = so_create(drm, true), next0, next1;
+	int sf, shim_fd;
 
 	need_shim();
+	good_sync_file(h); /* the shim's DRM file open */
+	shim_fd = shim_drm_fd();
+	next0 = next_handle(shim_fd);
 	sf = so_export_sync_file(h);
 	EXPECT_ERR(import_fd(&s, sf, true), hipErrorInvalidValue);
+	/* The sync object the kernel made for the sync_file before the type
+	 * was refused is gone again (tests/mutation import-syncfile-tl-leak). */
+	next1 = next_handle(shim_fd);
+	CHECK(next1 == next0, "the refused import left a sync object on the shim's file (next "
+	      "handle %u before, %u after)", next0, next1);
 	CHECK(s == (hipExternalSemaphore_t)0x1, "a refused import wrote the out handle");
 	CHECK(fcntl(sf, F_GETFD) != -1, "a refused import closed the caller's fd");
 	log_has("is a sync_file");
