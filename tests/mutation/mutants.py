@@ -31,7 +31,12 @@ MUTANTS = [
                  "\thx_capture_guard_enter();\n"
                  "\tif (mut_live)\n")],
          desc="hx_intercept_signal decides 'is a capture live?' before taking the guard",
-         drm=r"^graph\.shim\.abi6\.(capture-come-go|capture-race|capture-modes|render-loop-binary)$"),
+         drm=r"^graph\.shim\.abi6\.(capture-come-go|capture-race|capture-modes|render-loop-binary)$",
+         survives="nearly equivalent, and out of every harness's reach: the window between the "
+                  "count's load and the guard holds no runtime call (the matrix and cpuhip's race "
+                  "hooks act inside runtime calls), and a capture begun in it is still caught after "
+                  "the enqueue (the settle check keeps the record, which signals at every launch); "
+                  "what differs is a runtime host node instead of a semaphore node"),
     dict(name="wait-decision-outside", file="shim/graph_wait.c",
          edits=[("\thx_capture_guard_enter();\n"
                  "\t/* Cheapest first: with no capture live (one load) nothing else is\n"
@@ -41,7 +46,11 @@ MUTANTS = [
                  "\thx_capture_guard_enter();\n"
                  "\tif (mut_live)\n")],
          desc="hx_intercept_wait decides 'is a capture live?' before taking the guard",
-         drm=r"^graph\.shim\.abi6\.(capture-come-go|capture-race|capture-race-wait|capture-modes|render-loop-binary)$"),
+         drm=r"^graph\.shim\.abi6\.(capture-come-go|capture-race|capture-race-wait|capture-modes|render-loop-binary)$",
+         survives="nearly equivalent, and out of every harness's reach: the window between the "
+                  "count's load and the guard holds no runtime call, and a capture begun in it makes "
+                  "the runtime refuse the stream wait (900), which the retry records into the "
+                  "capture, as the guarded path would"),
     dict(name="begin-capture-unguarded", file="shim/graph.c",
          edits=[("\tguarded = hx_capture_guard_lock();\n"
                  "\tatomic_fetch_add_explicit(&hx_captures_live, 1, memory_order_acq_rel);\n"
