@@ -298,6 +298,9 @@ hipError_t hx_stream_wait_prepare(const char *what, hipStream_t stream, hipStrea
 typedef int thread_atexit_fn(void (*fn)(void *), void *obj, void *dso_symbol);
 
 extern void *__dso_handle;
+/* glibc's dlsym, resolved by dlsym.c's bootstrap. */
+extern __attribute__((visibility("hidden"))) void *(*hx_real_dlsym)(void *, const char *);
+extern __attribute__((visibility("hidden"))) void hx_dl_bootstrap(void);
 /* glibc's own dlvsym (dlsym.c explains why not the shim's). */
 extern void *hx_libc_dlvsym_streams(void *handle, const char *name, const char *version);
 __asm__(".symver hx_libc_dlvsym_streams, dlvsym@GLIBC_2.2.5");
@@ -305,6 +308,11 @@ __asm__(".symver hx_libc_dlvsym_streams, dlvsym@GLIBC_2.2.5");
 /* Set once by the first wait (wait.c's release), read by the hook in exit. */
 static void (*_Atomic exit_release)(void);
 static thread_atexit_fn *_Atomic real_thread_atexit;
+/* The first definition in the global scope: the shim's own, unless a
+ * library preloaded in front of it interposes too (the test suite's
+ * no_exit_release.c does, to play a shim that lost its hook): the shim's
+ * own hook registrations go there, so that such a library sees them. */
+static thread_atexit_fn *_Atomic global_thread_atexit;
 
 /* 0: not looked at yet; 1: the main thread, hook registered by a wait or
  * signal; 2: another thread, or the registration failed. */
@@ -332,6 +340,27 @@ static thread_atexit_fn *thread_atexit_real(void)
 	return f;
 }
 
+static int register_exit_hook(void)
+{
+	thread_atexit_fn *f = atomic_load_explicit(&global_thread_atexit, memory_order_acquire);
+
+	if (!f) {
+		/* Unversioned, as a reference from an unversioned object
+		 * would bind: a preloaded test library defines it without a
+		 * version, which dlvsym would pass over.  glibc's dlsym, not
+		 * the shim's (dlsym.c). */
+		if (!__atomic_load_n(&hx_real_dlsym, __ATOMIC_ACQUIRE))
+			hx_dl_bootstrap();
+		f = (thread_atexit_fn *)hx_real_dlsym(RTLD_DEFAULT, "__cxa_thread_atexit_impl");
+		if (!f)
+			f = thread_atexit_real();
+		atomic_store_explicit(&global_thread_atexit, f, memory_order_release);
+	}
+	/* The shim's own definition forwards exit_hook without registering
+	 * it again. */
+	return f ? f(exit_hook, NULL, &__dso_handle) : -1;
+}
+
 static bool on_main_thread(void)
 {
 	return syscall(SYS_gettid) == getpid();
@@ -354,7 +383,7 @@ __attribute__((visibility("default"))) int hx_thread_atexit_impl(void (*fn)(void
 	}
 	ret = real(fn, obj, dso_symbol);
 	if (ret == 0 && fn != exit_hook && on_main_thread())
-		(void)real(exit_hook, NULL, &__dso_handle);
+		(void)register_exit_hook();
 	return ret;
 }
 __asm__(".symver hx_thread_atexit_impl, __cxa_thread_atexit_impl@@GLIBC_2.18");
@@ -375,8 +404,6 @@ void hx_stream_exit_prepare(void)
 
 void hx_stream_exit_release_setup(const char *what, void (*release)(void))
 {
-	thread_atexit_fn *real;
-
 	if (__builtin_expect(exit_hook_state != 0, 1))
 		return;
 	exit_hook_state = 2;
@@ -384,8 +411,7 @@ void hx_stream_exit_release_setup(const char *what, void (*release)(void))
 		atomic_store_explicit(&exit_release, release, memory_order_release);
 	if (!on_main_thread())
 		return;
-	real = thread_atexit_real();
-	if (!real || real(exit_hook, NULL, &__dso_handle)) {
+	if (register_exit_hook()) {
 		hx_warn("%s: cannot register the release of pending waits at exit before the "
 			"runtime's per-thread-stream teardown", what);
 		return;
