@@ -298,9 +298,6 @@ hipError_t hx_stream_wait_prepare(const char *what, hipStream_t stream, hipStrea
 typedef int thread_atexit_fn(void (*fn)(void *), void *obj, void *dso_symbol);
 
 extern void *__dso_handle;
-/* glibc's dlsym, resolved by dlsym.c's bootstrap. */
-extern __attribute__((visibility("hidden"))) void *(*hx_real_dlsym)(void *, const char *);
-extern __attribute__((visibility("hidden"))) void hx_dl_bootstrap(void);
 /* glibc's own dlvsym (dlsym.c explains why not the shim's). */
 extern void *hx_libc_dlvsym_streams(void *handle, const char *name, const char *version);
 __asm__(".symver hx_libc_dlvsym_streams, dlvsym@GLIBC_2.2.5");
@@ -349,9 +346,13 @@ static int register_exit_hook(void)
 		 * would bind: a preloaded test library defines it without a
 		 * version, which dlvsym would pass over.  glibc's dlsym, not
 		 * the shim's (dlsym.c). */
-		if (!__atomic_load_n(&hx_real_dlsym, __ATOMIC_ACQUIRE))
-			hx_dl_bootstrap();
-		f = (thread_atexit_fn *)hx_real_dlsym(RTLD_DEFAULT, "__cxa_thread_atexit_impl");
+		void *(*libc_dlsym)(void *, const char *) =
+			(void *(*)(void *, const char *))hx_libc_dlvsym_streams(RTLD_NEXT, "dlsym",
+										"GLIBC_2.34");
+
+		f = libc_dlsym ? (thread_atexit_fn *)libc_dlsym(RTLD_DEFAULT,
+								"__cxa_thread_atexit_impl")
+			       : NULL;
 		if (!f)
 			f = thread_atexit_real();
 		atomic_store_explicit(&global_thread_atexit, f, memory_order_release);
