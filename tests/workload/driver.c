@@ -634,20 +634,25 @@ static void run_op(int opi, int me)
 
 /* ---- turns ---------------------------------------------------------- */
 
+/* Op p is out of the way of the ops after it: it returned or has run for a
+ * turn, or it has not started because its thread is blocked in an earlier
+ * op for a turn (it will run late), and the same holds for the op before. */
+static bool passed_locked(int p, int64_t now)
+{
+	for (; p >= 0; p--) {
+		int t = ops[p].thread;
+
+		if (started[p])
+			return finished[p] || now - start_ns[p] > TURN_MS * 1000000LL;
+		if (!(busy_op[t] >= 0 && now - start_ns[busy_op[t]] > TURN_MS * 1000000LL))
+			return false;
+	}
+	return true;
+}
+
 static bool may_start_locked(int i, int64_t now)
 {
-	int p = i - 1, t;
-
-	if (i == 0)
-		return true;
-	if (!released[p])
-		return false;
-	if (finished[p])
-		return true;
-	if (started[p])
-		return now - start_ns[p] > TURN_MS * 1000000LL;
-	t = ops[p].thread; /* its thread is still in an earlier op */
-	return busy_op[t] >= 0 && now - start_ns[busy_op[t]] > TURN_MS * 1000000LL;
+	return passed_locked(i - 1, now);
 }
 
 static void turn_wait(int i)
@@ -691,9 +696,29 @@ static bool all_released(void)
 {
 	bool r;
 	pthread_mutex_lock(&tlock);
-	r = nops == 0 || released[nops - 1];
+	r = nops == 0 || released[nops - 1] || passed_locked(nops - 1, now_ns());
 	pthread_mutex_unlock(&tlock);
 	return r;
+}
+
+/* Nothing can start any more without the drain: every op not started
+ * belongs to a thread blocked in an earlier op for longer than a turn (a
+ * stream destroy waiting for a wait only the drain satisfies). */
+static bool stalled(void)
+{
+	int64_t now = now_ns();
+	bool r = true, any = false;
+
+	pthread_mutex_lock(&tlock);
+	for (int i = 0; i < nops && r; i++) {
+		int t = ops[i].thread;
+		if (started[i])
+			continue;
+		any = true;
+		r = busy_op[t] >= 0 && now - start_ns[busy_op[t]] > 2 * TURN_MS * 1000000LL;
+	}
+	pthread_mutex_unlock(&tlock);
+	return any && r;
 }
 
 /* ---- threads -------------------------------------------------------- */
@@ -743,7 +768,7 @@ static hipStream_t drain_stream; /* HIP signals of sync_file semaphores at the d
 static void *producer_main(void *arg)
 {
 	thread_main(arg);
-	while (!all_released() && !atomic_load(&producer_stop))
+	while (!all_released() && !stalled() && !atomic_load(&producer_stop))
 		sleep_ms(5);
 	if (drain_mode && !atomic_load(&producer_stop)) {
 		wlog("D drain");
