@@ -614,6 +614,20 @@ static void run_op(int opi, int me)
 {
 	const struct op *o = &ops[opi];
 
+	/* A stream another thread has not created yet (its thread is behind,
+	 * blocked in an earlier op): the op is skipped and logged as such (K),
+	 * as an application would not use a stream before it exists.  It has
+	 * no result line, so the model counts nothing for it. */
+	for (int i = 0; i < o->na; i++) {
+		if (o->a[i][0] == 'q' && o->a[i][1] >= '0' && o->a[i][1] <= '9') {
+			int q = atoi(o->a[i] + 1);
+
+			if (q >= 0 && q < MAXQ && !atomic_load(&q_state[q])) {
+				wlog("K %d %s", opi, o->a[i]);
+				return;
+			}
+		}
+	}
 	if (!strcmp(o->name, "import"))
 		op_import(opi, o);
 	else if (!strcmp(o->name, "signal"))
