@@ -287,8 +287,10 @@ hipError_t hx_stream_wait_prepare(const char *what, hipStream_t stream, hipStrea
  *
  * Should the interposition not be reached (the shim loaded late, a
  * runtime with a static C++ library), the main thread's own first wait or
- * signal registers the hook as well (hx_stream_exit_release_setup), after
- * the runtime's state that call needed; on 5.2 the main thread's
+ * signal registers the hook as well (hx_stream_exit_release_setup, before
+ * the capture guard): newer than the runtime's teardown only if the thread
+ * made its runtime state before (an import, or any HIP call, first, as
+ * programs do); on 5.2 the main thread's
  * per-thread stream is resolved first (hx_stream_exit_prepare) by a call
  * that resolves it and changes nothing (hipStreamGetFlags, through
  * hip::isValid), at the thread's first import or wait: early, so that the
