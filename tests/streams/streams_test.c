@@ -114,9 +114,13 @@ static void dead_stream(void)
 	HIPCHECK(hipStreamCreate(&dead));
 	HIPCHECK(signal1(s2, 1, dead));
 	HIPCHECK(hipStreamSynchronize(dead));
+	/* The poll signal mode signals after the stream got there. */
+	CHECK(so_wait(drm, h2, 1, 2000) == 0, "the signal on a live stream did not arrive");
 	HIPCHECK(hipStreamDestroy(dead));
 	EXPECT_ERR(signal1(s2, 2, dead), hipErrorInvalidValue);
-	CHECK(so_query(drm, h2) == 1, "a signal on a destroyed stream signaled");
+	sleep_ms(50);
+	CHECK(so_query(drm, h2) == 1, "a signal on a destroyed stream signaled (point %" PRIu64 ")",
+	      so_query(drm, h2));
 	HIPCHECK(hipDestroyExternalSemaphore(s2));
 	HIPCHECK(hipStreamCreate(&dead));
 	HIPCHECK(hipStreamDestroy(dead));
