@@ -24,8 +24,10 @@
 
 static unsigned noise_permille;
 static uint64_t noise_seed;
-static atomic_uint noise_threads;
-static _Thread_local uint64_t noise_state;
+/* One process-wide sequence, not thread-local state: a TLS block of this
+ * library crashes LeakSanitizer's exit-time scan in the ASan tests that
+ * unload the runtime (hostile-*-unload, paths-dlopen-mipmap-*). */
+static _Atomic uint64_t noise_count;
 
 __attribute__((constructor)) static void noise_init(void)
 {
@@ -46,13 +48,9 @@ __attribute__((constructor)) static void noise_init(void)
 static uint64_t noise_next(void)
 {
 	/* splitmix64 */
-	uint64_t z;
+	uint64_t z = noise_seed * 0xbf58476d1ce4e5b9ULL +
+		     (atomic_fetch_add(&noise_count, 1) + 1) * 0x9e3779b97f4a7c15ULL;
 
-	if (!noise_state)
-		noise_state = noise_seed * 0x9e3779b97f4a7c15ULL +
-			      (uint64_t)atomic_fetch_add(&noise_threads, 1) * 0xbf58476d1ce4e5b9ULL +
-			      1;
-	z = (noise_state += 0x9e3779b97f4a7c15ULL);
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
 	return z ^ (z >> 31);
