@@ -767,37 +767,44 @@ static void setuid_case(void)
 {
 	const char *probe_src = getenv("HX_SETUID_PROBE");
 	const char *shim = getenv("HX_SHIM_PATH");
-	char *envp[] = { "HIPEXTSEM_LOG_FILE=/tmp/hx-setuid/log", "HIPEXTSEM_DEBUG=3",
-			 "HIPEXTSEM_RENDER_NODE=/tmp/hx-setuid/node", NULL };
+	/* A directory of this process's own: the drm suite runs cases side by
+	 * side (tests/vm/run-cases). */
+	char dir[64], log_env[96], node_env[96], probe[96], log_path[96];
+	snprintf(dir, sizeof(dir), "/tmp/hx-setuid.%ld", (long)getpid());
+	snprintf(log_env, sizeof(log_env), "HIPEXTSEM_LOG_FILE=%s/log", dir);
+	snprintf(node_env, sizeof(node_env), "HIPEXTSEM_RENDER_NODE=%s/node", dir);
+	snprintf(probe, sizeof(probe), "%s/probe", dir);
+	snprintf(log_path, sizeof(log_path), "%s/log", dir);
+	char *envp[] = { log_env, "HIPEXTSEM_DEBUG=3", node_env, NULL };
 	char *argv[] = { "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-			 "/tmp/hx-setuid/probe", (char *)shim, NULL, NULL };
+			 probe, (char *)shim, NULL, NULL };
 	char cmd[1024];
 	struct stat st;
 
 	CHECK(probe_src && shim, "HX_SETUID_PROBE and HX_SHIM_PATH must be set");
 	CHECK(getuid() == 0, "this case needs root (it runs in the test VM)");
 	snprintf(cmd, sizeof(cmd),
-		 "rm -rf /tmp/hx-setuid && mkdir -m 1777 /tmp/hx-setuid && cp '%s' "
-		 "/tmp/hx-setuid/probe && chown root:root /tmp/hx-setuid/probe",
-		 probe_src);
+		 "rm -rf %s && mkdir -m 1777 %s && cp '%s' %s && chown root:root %s", dir, dir,
+		 probe_src, probe, probe);
 	CHECK(system(cmd) == 0, "%s", cmd);
 
 	/* Control: not setuid, the variable is honoured. */
-	chmod("/tmp/hx-setuid/probe", 0755);
+	chmod(probe, 0755);
 	argv[6] = "0";
 	CHECK(run(argv, envp) == 0, "the plain probe failed");
-	CHECK(stat("/tmp/hx-setuid/log", &st) == 0 && st.st_size > 0,
+	CHECK(stat(log_path, &st) == 0 && st.st_size > 0,
 	      "the plain probe did not write HIPEXTSEM_LOG_FILE: the check below would prove "
 	      "nothing");
-	unlink("/tmp/hx-setuid/log");
+	unlink(log_path);
 
 	/* setuid root, run by nobody: AT_SECURE. */
-	chmod("/tmp/hx-setuid/probe", 04755);
+	chmod(probe, 04755);
 	argv[6] = "1";
 	CHECK(run(argv, envp) == 0, "the setuid probe failed");
-	CHECK(stat("/tmp/hx-setuid/log", &st) != 0 && errno == ENOENT,
+	CHECK(stat(log_path, &st) != 0 && errno == ENOENT,
 	      "a setuid process created HIPEXTSEM_LOG_FILE from its environment");
-	system("rm -rf /tmp/hx-setuid");
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	system(cmd);
 }
 
 /* ---- leaks ------------------------------------------------------------- */
