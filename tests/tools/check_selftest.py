@@ -49,14 +49,18 @@ def check(cond, msg):
         sys.exit('FAIL: ' + msg)
 
 
-def run(info, *args, env=None, timeout=120):
+def run(info, *args, env=None, timeout=120, modes=False):
+    # The comparison of the signal modes (two more test processes) only
+    # where a case asks for it.
+    if '--selftest' in args and not modes:
+        args = (*args, '--no-signal-modes')
     t0 = time.monotonic()
     p = subprocess.run([info, *args], capture_output=True, text=True, env=env, timeout=timeout)
     return p.returncode, p.stdout, p.stderr, time.monotonic() - t0
 
 
-def selftest_json(info, *args, env=None):
-    rc, out, err, secs = run(info, '--selftest', '--json', *args, env=env)
+def selftest_json(info, *args, env=None, modes=False):
+    rc, out, err, secs = run(info, '--selftest', '--json', *args, env=env, modes=modes)
     try:
         d = json.loads(out)
     except ValueError as e:
@@ -80,7 +84,7 @@ def main():
     case, info, args = sys.argv[1], sys.argv[2], sys.argv[3:]
     if case == 'pass':
         abi, attr = args[0], int(args[1])
-        rc, d, st, secs = selftest_json(info, '--rounds', '20')
+        rc, d, st, secs = selftest_json(info, '--rounds', '20', modes=True)
         failed = [c for c in st['checks'] if not c['passed']]
         check(rc == 0 and st['passed'] and not failed,
               f'self-test failed: {failed or st["cannot_run"]}\n{st["log"]}')
@@ -103,13 +107,31 @@ def main():
         check(wp['path'] == 'stream' and wp['blocks_caller'] is False, f'wait path {wp}')
         check(wp['attribute'] == attr, f'attribute {wp["attribute"]}, expected {attr}')
         check(d['wait_path']['path'] == 'stream', f'top-level wait path {d["wait_path"]}')
-        rc, out, err, secs = run(info, '--selftest', '--rounds', '3')
+        # The signal modes: each measured in its own process, the poll
+        # thread's CPU only where there is one, a recommendation with why.
+        sm = d.get('signal_modes')
+        check(sm is not None, 'no signal_modes member')
+        modes = {m['mode']: m for m in sm['modes']}
+        check(sorted(modes) == ['hostfunc', 'poll'], f'modes {sorted(modes)}')
+        for name, m in modes.items():
+            check(m['measured'] is True and (m['signal_enqueue_p50_ns'] or 0) > 0 and
+                  (m['handoff_p50_ns'] or 0) > 0 and (m['signal_latency_p50_ns'] or 0) > 0,
+                  f'mode {m}')
+        check(modes['hostfunc']['poll_cpu_per_signal_ns'] is None,
+              f'hostfunc has a poll thread: {modes["hostfunc"]}')
+        check((modes['poll']['poll_cpu_per_signal_ns'] or -1) >= 0,
+              f'poll mode without its thread\'s CPU: {modes["poll"]}')
+        check(sm['recommended'] in ('hostfunc', 'poll') and sm['why'], f'recommendation {sm}')
+        print(f'signal modes: {json.dumps(sm)}')
+        rc, out, err, secs = run(info, '--selftest', '--rounds', '3', modes=True)
         print(out, end='')
         check(rc == 0, f'text mode exit {rc}')
         for name in CHECKS:
             check(f'passed {name}: ' in out, f'text output lacks "passed {name}"')
         check(f'Self-test: PASSED: all {len(CHECKS)} checks passed' in out, 'text verdict')
         check('waits are asynchronous' in out, 'text wait path')
+        check('Signal modes (HIPEXTSEM_SIGNAL_MODE' in out and '  poll      enqueue ' in out and
+              '  recommended: ' in out, 'text signal modes')
     elif case == 'broken':
         pairs = list(zip(args[0::2], args[1::2]))
         check(pairs and len(args) % 2 == 0, f'broken wants CHECK WORDS pairs: {args}')
@@ -232,7 +254,7 @@ def main():
     elif case == 'cli':
         for bad in (['--rounds', '5'], ['--selftest', '--rounds', '0'],
                     ['--selftest', '--rounds', 'x'], ['--selftest', '--timeout', 'abc'],
-                    ['--selftest', '--timeout', '0']):
+                    ['--selftest', '--timeout', '0'], ['--no-signal-modes']):
             rc, out, err, secs = run(info, *bad)
             check(rc == 2, f'{bad}: exit {rc}')
         rc, out, err, secs = run(info, '--help')

@@ -154,6 +154,7 @@ struct report {
 	 * (--selftest), which loads the runtime in a child. */
 	bool host_wait;      /* HIPEXTSEM_HOST_WAIT=1 */
 	struct hx_selftest_report *selftest;
+	struct hx_selftest_modes *modes; /* --selftest without --no-signal-modes */
 };
 
 /* ---- render nodes ---------------------------------------------------- */
@@ -906,6 +907,10 @@ static void print_json(const struct report *r, FILE *f)
 		fputs(",\n  \"selftest\": ", f);
 		hx_selftest_print_json(r->selftest, f);
 	}
+	if (r->modes && r->modes->ran) {
+		fputs(",\n  \"signal_modes\": ", f);
+		hx_selftest_print_modes_json(r->modes, f);
+	}
 	fputs("\n}\n", f);
 }
 
@@ -1026,12 +1031,15 @@ static void print_text(const struct report *r, FILE *f)
 	fprintf(f, "\nVerdict: %s\n", r->verdict);
 	if (r->selftest)
 		hx_selftest_print_text(r->selftest, f);
+	if (r->modes)
+		hx_selftest_print_modes_text(r->modes, f);
 }
 
 /* --selftest: the only place the runtime is loaded, in a child with the
  * shim preloaded.  It needs a runtime and a shim that interposes on it. */
-static void run_selftest(struct report *r, unsigned rounds, double timeout_s)
+static void run_selftest(struct report *r, unsigned rounds, double timeout_s, bool modes)
 {
+	static struct hx_selftest_modes mode_runs;
 	static struct hx_selftest_report result;
 	char load_path[PATH_MAX + 2];
 	struct hx_selftest_opts o = {
@@ -1053,6 +1061,12 @@ static void run_selftest(struct report *r, unsigned rounds, double timeout_s)
 	snprintf(load_path, sizeof(load_path), "%s%s", strchr(r->rt.real_path, '/') ? "" : "./",
 		 r->rt.real_path);
 	hx_selftest_run(&o, &result);
+	/* The signal modes compared: only where the self-test itself passed
+	 * (a figure from a runtime that fails the checks says nothing). */
+	if (modes && result.passed) {
+		r->modes = &mode_runs;
+		hx_selftest_run_modes(&o, &mode_runs);
+	}
 }
 
 /* Text output goes through a filter: every string in it may come from a
@@ -1111,6 +1125,11 @@ static void usage(FILE *f)
 	      "                    This LOADS AND RUNS the runtime found (its\n"
 	      "                    constructors included), in a child process with the\n"
 	      "                    shim preloaded: use it only on a runtime you trust\n"
+	      "                    Then each signal mode (HIPEXTSEM_SIGNAL_MODE: hostfunc,\n"
+	      "                    poll) is measured in a process of its own (enqueue\n"
+	      "                    cost, hand-off to the kernel, the poll thread's CPU per\n"
+	      "                    signal) and the mode for this machine is recommended\n"
+	      "  --no-signal-modes with --selftest: leave out the comparison of the modes\n"
 	      "  --rounds N        rounds per check and measurement (default 100)\n"
 	      "  --timeout SECONDS deadline of every wait in a check (default 5)\n"
 	      "  --json            machine-readable output (one JSON object)\n"
@@ -1140,6 +1159,7 @@ int main(int argc, char **argv)
 		{ "program", required_argument, NULL, 'p' },
 		{ "runtime", required_argument, NULL, 'r' },
 		{ "selftest", no_argument, NULL, 'S' },
+		{ "no-signal-modes", no_argument, NULL, 'M' },
 		{ "rounds", required_argument, NULL, 'n' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
@@ -1148,7 +1168,7 @@ int main(int argc, char **argv)
 	};
 	static struct report r;
 	const char *program = NULL, *forced_rt = NULL;
-	bool json = false, selftest = false;
+	bool json = false, selftest = false, modes = true, modes_arg = false;
 	const char *rounds_arg = NULL, *timeout_arg = NULL;
 	unsigned rounds = 100;
 	double timeout_s = 5.0;
@@ -1165,6 +1185,7 @@ int main(int argc, char **argv)
 		case 'p': program = optarg; break;
 		case 'r': forced_rt = optarg; break;
 		case 'S': selftest = true; break;
+		case 'M': modes = false; modes_arg = true; break;
 		case 'n': rounds_arg = optarg; break;
 		case 't': timeout_arg = optarg; break;
 		case 'h': usage(stdout); return 0;
@@ -1178,6 +1199,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
+	if (modes_arg && !selftest) {
+		fprintf(stderr, "hipextsem-info: --no-signal-modes needs --selftest\n");
+		return 2;
+	}
 	if ((rounds_arg || timeout_arg) && !selftest) {
 		fprintf(stderr, "hipextsem-info: --rounds and --timeout need --selftest\n");
 		return 2;
@@ -1214,7 +1239,7 @@ int main(int argc, char **argv)
 		check_interposition(&r.shim, &r.rt);
 	decide(&r);
 	if (selftest)
-		run_selftest(&r, rounds, timeout_s);
+		run_selftest(&r, rounds, timeout_s, modes);
 
 	if (json)
 		print_json(&r, stdout);

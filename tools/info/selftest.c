@@ -336,7 +336,7 @@ void hx_selftest_run(const struct hx_selftest_opts *o, struct hx_selftest_report
 	snprintf(msarg, sizeof(msarg), "%lld", (long long)(o->timeout_s * 1000.0));
 	char *args[] = { self.prog, HX_SELFTEST_CHILD_ARG, fdarg, (char *)o->runtime,
 			 (char *)o->shim, abiarg, roundsarg, msarg,
-			 o->probe_only ? "probe" : "full", NULL };
+			 o->probe_only ? "probe" : o->measure_only ? "measure" : "full", NULL };
 	/* Through the interpreter that started this process, if one did. */
 	char **argv = hx_self_argv(&self, args);
 	fflush(NULL);
@@ -355,6 +355,8 @@ void hx_selftest_run(const struct hx_selftest_opts *o, struct hx_selftest_report
 		fcntl(rec[1], F_SETFD, 0);
 		dup2(err[1], STDERR_FILENO);
 		setenv("LD_PRELOAD", preload, 1);
+		if (o->signal_mode)
+			setenv("HIPEXTSEM_SIGNAL_MODE", o->signal_mode, 1);
 		execv(self.exe, argv);
 		dprintf(rec[1], "cannot-run\tcannot run %s: %s\n", self.exe, strerror(errno));
 		_exit(127);
@@ -669,4 +671,149 @@ void hx_selftest_print_json(const struct hx_selftest_report *r, FILE *f)
 	fputs("},\n    \"log\": ", f);
 	hx_json_str(f, r->log);
 	fputs("\n  }", f);
+}
+
+/* ---- the signal modes compared ---------------------------------------- */
+
+static const struct hx_st_metric *metric_of(const struct hx_selftest_report *r, const char *name)
+{
+	for (size_t i = 0; i < r->n_metrics; i++)
+		if (!strcmp(r->metrics[i].name, name) && r->metrics[i].samples)
+			return &r->metrics[i];
+	return NULL;
+}
+
+/* The poll thread's CPU time per semaphore signaled, in ns, or -1. */
+static double poll_cpu_per_signal(const struct hx_selftest_report *r)
+{
+	const char *cpu = hx_selftest_fact(r, "poll_thread_cpu_ns");
+	const char *n = hx_selftest_fact(r, "signals_made");
+	double c, k;
+
+	if (!cpu || !n)
+		return -1;
+	c = strtod(cpu, NULL);
+	k = strtod(n, NULL);
+	return k > 0 ? c / k : -1;
+}
+
+void hx_selftest_run_modes(const struct hx_selftest_opts *o, struct hx_selftest_modes *m)
+{
+	static const char *const names[HX_ST_MODES] = { "hostfunc", "poll" };
+	const struct hx_st_metric *hf_att, *po_att, *hf_enq, *po_enq;
+	double cpu, saved;
+
+	memset(m, 0, sizeof(*m));
+	for (int i = 0; i < HX_ST_MODES; i++) {
+		struct hx_selftest_opts mo = *o;
+
+		mo.measure_only = true;
+		mo.probe_only = false;
+		mo.signal_mode = names[i];
+		m->name[i] = names[i];
+		hx_selftest_run(&mo, &m->run[i]);
+	}
+	m->ran = true;
+	for (int i = 0; i < HX_ST_MODES; i++) {
+		if (!m->run[i].passed) {
+			snprintf(m->why, sizeof(m->why), "no recommendation: the %s run did not "
+				 "complete (%s)", names[i], m->run[i].cannot_run[0] ?
+				 m->run[i].cannot_run : "a check failed");
+			return;
+		}
+	}
+	hf_att = metric_of(&m->run[0], "fence_attach");
+	po_att = metric_of(&m->run[1], "fence_attach");
+	hf_enq = metric_of(&m->run[0], "signal_enqueue");
+	po_enq = metric_of(&m->run[1], "signal_enqueue");
+	cpu = poll_cpu_per_signal(&m->run[1]);
+	if (!hf_att || !po_att || !hf_enq || !po_enq) {
+		snprintf(m->why, sizeof(m->why), "no recommendation: a figure was not measured");
+		return;
+	}
+	/* poll pays off where the hand-off it saves (the time a signal's
+	 * stream waits for the host to take it) is larger than the CPU its
+	 * thread spends per signal, and its enqueue is no dearer. */
+	saved = hf_att->p50_ns - po_att->p50_ns;
+	if (saved > 0 && cpu >= 0 && cpu < saved && po_enq->p50_ns <= hf_enq->p50_ns * 1.1) {
+		m->recommended = "poll";
+		snprintf(m->why, sizeof(m->why), "poll hands a signal to the kernel %.1f us sooner "
+			 "than hostfunc and spends %.1f us of its thread's CPU per signal; its enqueue "
+			 "is %.2fx of hostfunc's", saved / 1000.0, cpu / 1000.0,
+			 po_enq->p50_ns / hf_enq->p50_ns);
+	} else {
+		m->recommended = "hostfunc";
+		if (saved <= 0)
+			snprintf(m->why, sizeof(m->why), "poll's hand-off is not shorter here (%.1f us "
+				 "against %.1f us)", po_att->p50_ns / 1000.0, hf_att->p50_ns / 1000.0);
+		else if (cpu < 0 || cpu >= saved)
+			snprintf(m->why, sizeof(m->why), "poll's thread spends %s per signal, more than "
+				 "the %.1f us of hand-off it saves",
+				 cpu < 0 ? "an unknown CPU time" : "its CPU time", saved / 1000.0);
+		else
+			snprintf(m->why, sizeof(m->why), "poll's enqueue is %.2fx of hostfunc's here",
+				 po_enq->p50_ns / hf_enq->p50_ns);
+	}
+}
+
+void hx_selftest_print_modes_text(const struct hx_selftest_modes *m, FILE *f)
+{
+	char b[3][32];
+
+	if (!m->ran)
+		return;
+	fputs("\nSignal modes (HIPEXTSEM_SIGNAL_MODE; ms p50, each mode in a process of its "
+	      "own):\n", f);
+	for (int i = 0; i < HX_ST_MODES; i++) {
+		const struct hx_selftest_report *r = &m->run[i];
+		const struct hx_st_metric *enq = metric_of(r, "signal_enqueue");
+		const struct hx_st_metric *att = metric_of(r, "fence_attach");
+		const struct hx_st_metric *lat = metric_of(r, "signal_latency");
+		double cpu = poll_cpu_per_signal(r);
+
+		if (!r->passed) {
+			fprintf(f, "  %-9s not measured: %s\n", m->name[i],
+				r->cannot_run[0] ? r->cannot_run : "a check failed");
+			continue;
+		}
+		fprintf(f, "  %-9s enqueue %s  hand-off %s  stream-to-signal %s", m->name[i],
+			enq ? ms(enq->p50_ns, b[0], sizeof(b[0])) : "-",
+			att ? ms(att->p50_ns, b[1], sizeof(b[1])) : "-",
+			lat ? ms(lat->p50_ns, b[2], sizeof(b[2])) : "-");
+		if (cpu >= 0)
+			fprintf(f, "  poll thread CPU %.1f us per signal", cpu / 1000.0);
+		fputc('\n', f);
+	}
+	fprintf(f, "  recommended: %s: %s\n", m->recommended ? m->recommended : "none", m->why);
+}
+
+void hx_selftest_print_modes_json(const struct hx_selftest_modes *m, FILE *f)
+{
+	fputs("{\"modes\": [", f);
+	for (int i = 0; i < HX_ST_MODES && m->ran; i++) {
+		const struct hx_selftest_report *r = &m->run[i];
+		const struct hx_st_metric *enq = metric_of(r, "signal_enqueue");
+		const struct hx_st_metric *att = metric_of(r, "fence_attach");
+		const struct hx_st_metric *lat = metric_of(r, "signal_latency");
+		double cpu = poll_cpu_per_signal(r);
+
+		fprintf(f, "%s{\"mode\": \"%s\", \"measured\": %s, \"signal_enqueue_p50_ns\": ",
+			i ? ", " : "", m->name[i], r->passed ? "true" : "false");
+		json_num_or_null(f, enq ? enq->p50_ns : 0, enq != NULL);
+		fputs(", \"handoff_p50_ns\": ", f);
+		json_num_or_null(f, att ? att->p50_ns : 0, att != NULL);
+		fputs(", \"signal_latency_p50_ns\": ", f);
+		json_num_or_null(f, lat ? lat->p50_ns : 0, lat != NULL);
+		fputs(", \"poll_cpu_per_signal_ns\": ", f);
+		json_num_or_null(f, cpu, cpu >= 0);
+		fputc('}', f);
+	}
+	fputs("], \"recommended\": ", f);
+	if (m->recommended)
+		fprintf(f, "\"%s\"", m->recommended);
+	else
+		fputs("null", f);
+	fputs(", \"why\": ", f);
+	hx_json_str(f, m->why);
+	fputc('}', f);
 }

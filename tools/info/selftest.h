@@ -34,6 +34,9 @@ struct hx_selftest_opts {
 	double timeout_s;     /* deadline of every wait (per round) */
 	bool probe_only;      /* device facts and the wait path only (the child
 				 still offers it; hipextsem-info no longer asks) */
+	bool measure_only;    /* the import and the measurements only */
+	const char *signal_mode; /* HIPEXTSEM_SIGNAL_MODE for the child, or NULL
+				    to leave the environment's */
 };
 
 struct hx_st_check {
@@ -96,6 +99,20 @@ void hx_selftest_attribute(const struct hx_selftest_report *r, char *text, size_
  * and the members of the JSON `selftest` object. */
 void hx_selftest_print_text(const struct hx_selftest_report *r, FILE *f);
 void hx_selftest_print_json(const struct hx_selftest_report *r, FILE *f);
+
+/* The signal modes compared (hipextsem-info --selftest): each mode's
+ * measurement in a child of its own, and the mode recommended here. */
+#define HX_ST_MODES 2
+struct hx_selftest_modes {
+	const char *name[HX_ST_MODES];
+	struct hx_selftest_report run[HX_ST_MODES];
+	bool ran;
+	const char *recommended; /* NULL: no recommendation (a mode failed) */
+	char why[512];
+};
+void hx_selftest_run_modes(const struct hx_selftest_opts *o, struct hx_selftest_modes *m);
+void hx_selftest_print_modes_text(const struct hx_selftest_modes *m, FILE *f);
+void hx_selftest_print_modes_json(const struct hx_selftest_modes *m, FILE *f);
 
 /* main() of the child (argv[1] == HX_SELFTEST_CHILD_ARG). */
 int hx_selftest_child_main(int argc, char **argv);

@@ -17,6 +17,7 @@
  * Here: set-up, the helpers, and the checks; the measurements that follow
  * them are in selftest_measure.c (the state both share: selftest_child.h).
  */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -981,16 +982,54 @@ static void open_render_node(int dev)
 	fact("render_eventfd", "%s", hx_st.dev.has_eventfd ? "yes" : "no");
 }
 
+/* The CPU time the shim's poll thread (named hxsem-poll) has used, or -1
+ * when this process has none (the hostfunc mode). */
+static int64_t poll_thread_cpu_ns(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+	int64_t ns = -1;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d)) && ns < 0) {
+		char path[64], comm[32] = "";
+		long tid = strtol(de->d_name, NULL, 10);
+		struct timespec ts;
+		FILE *f;
+
+		if (tid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%ld/comm", tid);
+		if (!(f = fopen(path, "re")))
+			continue;
+		if (!fgets(comm, sizeof(comm), f))
+			comm[0] = 0;
+		fclose(f);
+		comm[strcspn(comm, "\n")] = 0;
+		if (strcmp(comm, "hxsem-poll") != 0)
+			continue;
+		/* The kernel's per-thread CPU clock of another thread of this
+		 * process: (~tid << 3) | CPUCLOCK_PERTHREAD | CPUCLOCK_SCHED. */
+		if (clock_gettime((clockid_t)((~(unsigned long)tid << 3) | 6), &ts) == 0)
+			ns = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	}
+	closedir(d);
+	return ns;
+}
+
 int hx_selftest_child_main(int argc, char **argv)
 {
 	const char *runtime, *shim;
-	bool probe_only;
+	bool probe_only, measure_only;
 	int count = 0, dev = 0, ver = 0;
 	hipError_t e;
 	void *mem = NULL;
 
 	/* argv: [1] the marker, [2] fd, [3] runtime, [4] shim, [5] abi,
-	 * [6] rounds, [7] timeout in ms, [8] "probe" or "full" */
+	 * [6] rounds, [7] timeout in ms, [8] "probe", "full" or "measure"
+	 * (the import and the measurements only: hipextsem-info's comparison
+	 * of the signal modes, one child per mode) */
 	if (argc != 9)
 		return 2;
 	hx_st.out = atoi(argv[2]);
@@ -1002,6 +1041,7 @@ int hx_selftest_child_main(int argc, char **argv)
 	hx_st.rounds = (unsigned)strtoul(argv[6], NULL, 10);
 	hx_st.timeout_ns = strtoll(argv[7], NULL, 10) * 1000000LL;
 	probe_only = !strcmp(argv[8], "probe");
+	measure_only = !strcmp(argv[8], "measure");
 	/* Nothing of this process may write to the parent's stdout. */
 	dup2(STDERR_FILENO, STDOUT_FILENO);
 
@@ -1045,6 +1085,20 @@ int hx_selftest_child_main(int argc, char **argv)
 	hx_st.mem = mem;
 	memset(mem, 0, 4096);
 
+	if (measure_only) {
+		const char *mode = getenv("HIPEXTSEM_SIGNAL_MODE");
+		int64_t cpu;
+
+		fact("signal_mode", "%s", mode && *mode ? mode : "hostfunc");
+		run_check("import", check_import);
+		st_measure();
+		cpu = poll_thread_cpu_ns();
+		fact("signals_made", "%llu", (unsigned long long)atomic_load(&hx_st.signals_made));
+		if (cpu >= 0)
+			fact("poll_thread_cpu_ns", "%lld", (long long)cpu);
+		st_record("done", 0);
+		_exit(0);
+	}
 	run_check("runtime-primitives", check_runtime_primitives);
 	run_check("import", check_import);
 	run_check("host-signal-stream-wait-binary", check_host_signal_binary);

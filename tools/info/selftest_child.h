@@ -58,6 +58,8 @@ struct st_state {
 	volatile uint64_t *mem;
 	uint64_t gate, marker, tl_next;
 	atomic_ullong hostfn_runs;
+	/* semaphores handed to hipSignalExternalSemaphoresAsync (per entry) */
+	atomic_ullong signals_made;
 
 	struct hx_sync_dev dev;
 	uint32_t bin, tl;

@@ -177,6 +177,7 @@ static bool enq_batch(struct enq *q, enum enq_kind kind, int64_t *out)
 		case EQ_SIGNAL1:
 		case EQ_SIGNAL16:
 			e = hx_st.Signal(hs, q->sp, n, hx_st.s);
+			atomic_fetch_add(&hx_st.signals_made, n);
 			break;
 		case EQ_WAIT1:
 		case EQ_WAIT16:

@@ -283,6 +283,9 @@ static hipError_t do_sem_signal(hipExternalSemaphore_t *sems, const uint64_t *va
 	void *p = st_params_array(n, values);
 	hipError_t e = p ? hx_st.Signal(sems, p, n, hx_st.s) : hipErrorOutOfMemory;
 
+	if (p)
+		atomic_fetch_add(&hx_st.signals_made, n);
+
 	free(p);
 	return e;
 }
