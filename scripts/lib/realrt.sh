@@ -25,6 +25,41 @@ HX_REALRT_VERSIONS="5.7 6.4 7.2"
 # hx_realrt_libdir VERSION: the folder holding that runtime's libraries.
 hx_realrt_libdir() { printf '%s/%s/usr/lib/x86_64-linux-gnu\n' "$HX_REALRT_DIR" "$1"; }
 
+# hx_realrt_accept_prog VERSION BUILD_DIR LOG_DIR: the acceptance program
+# (tests/realrt/accept.c) for that release: 5.2 and 5.7 run the meson-built
+# accept-abi5 (Debian's 5.2 headers); 6.4 and 7.2 get a copy compiled here
+# against the release's own headers.  Prints its path.
+hx_realrt_accept_prog() {
+	local ver=$1 b=$2 logs=$3 root lib so out
+	case $ver in
+	5.2 | 5.7) echo "$b/tests/realrt/accept-abi5"; return 0 ;;
+	6.4) so=libamdhip64.so.6 ;;
+	7.2) so=libamdhip64.so.7 ;;
+	*) echo "unknown release $ver" >&2; return 1 ;;
+	esac
+	root=$HX_REALRT_DIR/$ver
+	lib=$(hx_realrt_libdir "$ver")
+	out=$b/tests/realrt/accept-$ver
+	# Linked here against a library whose own dependencies need a newer
+	# glibc than the host's: those are resolved in the VM, on the release.
+	# shellcheck disable=SC2046
+	cc -O1 -g -D__HIP_PLATFORM_AMD__ -Wno-deprecated-declarations \
+		-I"$root/usr/include" -I"$HX_ROOT/include" $(pkg-config --cflags libdrm) \
+		-o "$out" "$HX_ROOT/tests/realrt/accept.c" "$HX_ROOT/tests/drm/drm_util.c" \
+		-L"$lib" -l:$so $(pkg-config --libs libdrm) -lpthread \
+		-Wl,--unresolved-symbols=ignore-in-shared-libs >"$logs/build-accept-$ver.log" 2>&1 ||
+		{ cat "$logs/build-accept-$ver.log" >&2; return 1; }
+	echo "$out"
+}
+
+# hx_realrt_accept_targets VERSION: the fake targets a CI run gives the
+# acceptance program on that release (one each, each target on two
+# releases: 5.2 gfx1030, where the wait-value attribute reads 0, 5.7
+# gfx900, 6.4 gfx900, 7.2 gfx1030).
+hx_realrt_accept_targets() {
+	case $1 in 5.2 | 7.2) echo gfx1030 ;; *) echo gfx900 ;; esac
+}
+
 # hx_realrt_run VERSION CMD...: runs a host-built CMD on that userland.
 hx_realrt_run() {
 	local lib
