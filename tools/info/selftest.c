@@ -785,6 +785,10 @@ void hx_selftest_print_modes_text(const struct hx_selftest_modes *m, FILE *f)
 		fputc('\n', f);
 	}
 	fprintf(f, "  recommended: %s: %s\n", m->recommended ? m->recommended : "none", m->why);
+	for (int i = 0; i < HX_ST_MODES; i++)
+		if (!m->run[i].passed)
+			fprintf(f, "\nSelf-test: FAILED: the signal mode %s does not work here\n",
+				m->name[i]);
 }
 
 void hx_selftest_print_modes_json(const struct hx_selftest_modes *m, FILE *f)
