@@ -131,7 +131,7 @@ def linger(info, runtime, most=None, hang=False):
         most = float(most) if most else deadline + 10 + 5
         t0 = time.monotonic()
         try:
-            p = subprocess.run([info, '--selftest', '--json', '--rounds', '2', '--timeout',
+            p = subprocess.run([info, '--selftest', '--no-signal-modes', '--json', '--rounds', '2', '--timeout',
                                 str(deadline), '--runtime', runtime],
                                capture_output=True, text=True, env=env,
                                timeout=max(90.0, float(most or 0) + 30))
