@@ -714,8 +714,10 @@ void hx_selftest_run_modes(const struct hx_selftest_opts *o, struct hx_selftest_
 		hx_selftest_run(&mo, &m->run[i]);
 	}
 	m->ran = true;
+	m->all_measured = true;
 	for (int i = 0; i < HX_ST_MODES; i++) {
 		if (!m->run[i].passed) {
+			m->all_measured = false;
 			snprintf(m->why, sizeof(m->why), "no recommendation: the %s run did not "
 				 "complete (%s)", names[i], m->run[i].cannot_run[0] ?
 				 m->run[i].cannot_run : "a check failed");

@@ -107,6 +107,7 @@ struct hx_selftest_modes {
 	const char *name[HX_ST_MODES];
 	struct hx_selftest_report run[HX_ST_MODES];
 	bool ran;
+	bool all_measured;       /* every mode's run completed */
 	const char *recommended; /* NULL: no recommendation (a mode failed) */
 	char why[512];
 };
