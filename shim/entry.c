@@ -27,7 +27,7 @@ HX_EXPORT hipError_t hipImportExternalSemaphore(hipExternalSemaphore_t *extSem_o
 	return hx_op_import(extSem_out, semHandleDesc);
 }
 
-HX_HOT_PATH
+HX_HOT_PATH HX_HOT_PAGE_START
 HX_EXPORT hipError_t
 hipSignalExternalSemaphoresAsync(const hipExternalSemaphore_t *extSemArray,
 				 const hipExternalSemaphoreSignalParams *paramsArray,

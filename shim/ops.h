@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "hipextsem/hip_api.h"
+#include "streams.h"
 
 /* True once the runtime is resolved, the registry set up and the device
  * known usable (the first signal or wait says so): the per-call paths then
@@ -43,9 +44,16 @@ hipError_t hx_op_wait(const hipExternalSemaphore_t *sems, const void *params, un
 hipError_t hx_op_wait_noblock(const hipExternalSemaphore_t *sems, const void *params, unsigned n,
 			      hipStream_t stream);
 hipError_t hx_op_destroy(hipExternalSemaphore_t sem);
-/* On the main thread, once: pending waits are released in exit() before
- * the runtime's teardown of that thread's per-thread stream (wait.c). */
-void hx_op_exit_release_setup(const char *what);
+/* Once per thread: pending waits are released in exit() before the
+ * runtime's teardown of the main thread's per-thread stream (wait.c,
+ * streams.c).  Every signal and wait calls it; after a thread's first
+ * call it is one thread-local load, inline. */
+void hx_op_exit_release_first(const char *what);
+static inline void hx_op_exit_release_setup(const char *what)
+{
+	if (__builtin_expect(hx_exit_hook_state == 0, 0))
+		hx_op_exit_release_first(what);
+}
 
 /* True if `h` carries the shim's tag, live or destroyed (graph and proc
  * address paths use it to keep shim handles away from the runtime: a

@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 
 #include "abi_rule.h"
+#include "hot.h"
 #include "log.h"
 
 struct hx_runtime hx_rt;
@@ -403,7 +404,7 @@ static void guard_init(void)
 }
 
 /* The calling thread's slot: a free one taken, or a new one published. */
-static struct guard_slot *guard_slot_get(void)
+static __attribute__((noinline, cold)) struct guard_slot *guard_slot_get(void)
 {
 	struct guard_slot *slot;
 
@@ -433,6 +434,7 @@ static struct guard_slot *guard_slot_get(void)
 	return slot;
 }
 
+HX_HOT_PATH
 void hx_capture_guard_enter(void)
 {
 	struct guard_slot *slot = tls_slot;
@@ -463,6 +465,7 @@ void hx_capture_guard_enter(void)
 	tls_guard = true;
 }
 
+HX_HOT_PATH
 void hx_capture_guard_leave(void)
 {
 	if (!tls_guard)

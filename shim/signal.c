@@ -132,6 +132,7 @@ static void keep_signal(struct signal_op *op)
 		;
 }
 
+HX_HOT_PATH
 void hx_op_signal_settle(struct signal_op *op, bool kept)
 {
 	unsigned prev = atomic_exchange_explicit(&op->state, kept ? SIG_KEPT : SIG_SETTLED,

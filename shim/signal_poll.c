@@ -56,7 +56,7 @@
 
 /* ---- the mode ------------------------------------------------------- */
 
-static atomic_int signal_mode = -1;
+atomic_int hx_signal_mode_value = -1;
 
 static enum hx_signal_mode read_mode(void)
 {
@@ -75,15 +75,15 @@ static enum hx_signal_mode read_mode(void)
 	return HX_SIGNAL_HOSTFUNC;
 }
 
-enum hx_signal_mode hx_signal_mode(void)
+enum hx_signal_mode hx_signal_mode_read(void)
 {
-	int m = atomic_load_explicit(&signal_mode, memory_order_relaxed);
+	int m = atomic_load_explicit(&hx_signal_mode_value, memory_order_relaxed);
 
 	if (m < 0) {
 		int expected = -1;
 
 		m = (int)read_mode();
-		if (!atomic_compare_exchange_strong(&signal_mode, &expected, m))
+		if (!atomic_compare_exchange_strong(&hx_signal_mode_value, &expected, m))
 			m = expected;
 		else if (m == HX_SIGNAL_POLL)
 			hx_info("signal mode: poll (hipStreamWriteValue64 + a poll thread)");

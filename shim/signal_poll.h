@@ -9,6 +9,7 @@
 #ifndef HIPEXTSEM_SIGNAL_POLL_H
 #define HIPEXTSEM_SIGNAL_POLL_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -20,8 +21,17 @@ enum hx_signal_mode {
 };
 
 /* The process's mode, read from HIPEXTSEM_SIGNAL_MODE once (an unknown
- * value, or sidestream, which is not built, is a warning and hostfunc). */
-enum hx_signal_mode hx_signal_mode(void);
+ * value, or sidestream, which is not built, is a warning and hostfunc).
+ * Every signal asks: once read it is one load of a global, inline, so the
+ * signal's path does not enter another page of the library's code. */
+extern atomic_int hx_signal_mode_value; /* -1 until read */
+enum hx_signal_mode hx_signal_mode_read(void);
+static inline enum hx_signal_mode hx_signal_mode(void)
+{
+	int m = atomic_load_explicit(&hx_signal_mode_value, memory_order_relaxed);
+
+	return m >= 0 ? (enum hx_signal_mode)m : hx_signal_mode_read();
+}
 
 /*
  * Enqueues, on `stream`, the write that hands the signal to the poll

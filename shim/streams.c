@@ -57,6 +57,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "hot.h"
 #include "intercept.h"
 #include "log.h"
 #include "runtime.h"
@@ -112,13 +113,9 @@ static hipError_t refuse(const char *what, hipStream_t stream)
  * made through a pointer the runtime handed out before the shim was
  * loaded.
  */
-static atomic_uint_fast64_t streams_destroyed;
-
-#define CHECKED_SLOTS 4
-static __thread struct {
-	hipStream_t stream;
-	uint64_t gen;
-} checked[CHECKED_SLOTS] __attribute__((tls_model("initial-exec")));
+atomic_uint_fast64_t hx_streams_destroyed;
+__thread struct hx_checked_stream hx_checked_streams[HX_CHECKED_SLOTS]
+	__attribute__((tls_model("initial-exec")));
 
 hipError_t hx_stream_destroy(hipStream_t stream)
 {
@@ -128,26 +125,21 @@ hipError_t hx_stream_destroy(hipStream_t stream)
 		hx_err("hipStreamDestroy: the HIP runtime has no such call");
 		return hipErrorNotSupported;
 	}
-	atomic_fetch_add_explicit(&streams_destroyed, 1, memory_order_acq_rel);
+	atomic_fetch_add_explicit(&hx_streams_destroyed, 1, memory_order_acq_rel);
 	return hx_rt.StreamDestroy(stream);
 }
 
-hipError_t hx_stream_check_signal(const char *what, hipStream_t stream)
+/* A stream not in the calling thread's cache (streams.h): asked of the
+ * runtime, and remembered when valid, with the count of destroys read
+ * before the question. */
+hipError_t hx_stream_check_signal_slow(const char *what, hipStream_t stream, uint64_t gen)
 {
-	unsigned slot = ((uintptr_t)stream >> 4) % CHECKED_SLOTS;
-	uint64_t gen;
+	struct hx_checked_stream *c = &hx_checked_streams[((uintptr_t)stream >> 4) % HX_CHECKED_SLOTS];
 
-	/* 5.2's hipStreamAddCallback goes through hip::isValid before it
-	 * touches the handle, and its answer is mapped (registry.c). */
-	if (always_valid(stream) || stream_ops_unchecked())
-		return hipSuccess;
-	gen = atomic_load_explicit(&streams_destroyed, memory_order_acquire);
-	if (checked[slot].stream == stream && checked[slot].gen == gen)
-		return hipSuccess;
 	if (!hx_stream_valid(stream))
 		return refuse(what, stream);
-	checked[slot].stream = stream;
-	checked[slot].gen = gen;
+	c->stream = stream;
+	c->gen = gen;
 	return hipSuccess;
 }
 
@@ -234,6 +226,7 @@ static hipError_t helper_get(const char *what, struct helper **out)
 	return hipSuccess;
 }
 
+HX_HOT_PATH
 hipError_t hx_stream_wait_prepare(const char *what, hipStream_t stream, hipStream_t *target)
 {
 	struct helper *h;
@@ -313,9 +306,7 @@ static thread_atexit_fn *_Atomic real_thread_atexit;
  * own hook registrations go there, so that such a library sees them. */
 static thread_atexit_fn *_Atomic global_thread_atexit;
 
-/* 0: not looked at yet; 1: the main thread, hook registered by a wait or
- * signal; 2: another thread, or the registration failed. */
-static __thread unsigned char exit_hook_state __attribute__((tls_model("initial-exec")));
+__thread unsigned char hx_exit_hook_state __attribute__((tls_model("initial-exec")));
 
 static void exit_hook(void *arg)
 {
@@ -407,9 +398,9 @@ void hx_stream_exit_prepare(void)
 
 void hx_stream_exit_release_setup(const char *what, void (*release)(void))
 {
-	if (__builtin_expect(exit_hook_state != 0, 1))
+	if (__builtin_expect(hx_exit_hook_state != 0, 1))
 		return;
-	exit_hook_state = 2;
+	hx_exit_hook_state = 2;
 	if (!atomic_load_explicit(&exit_release, memory_order_relaxed))
 		atomic_store_explicit(&exit_release, release, memory_order_release);
 	if (!on_main_thread())
@@ -419,9 +410,10 @@ void hx_stream_exit_release_setup(const char *what, void (*release)(void))
 			"runtime's per-thread-stream teardown", what);
 		return;
 	}
-	exit_hook_state = 1;
+	hx_exit_hook_state = 1;
 }
 
+HX_HOT_PATH
 hipError_t hx_stream_wait_join(const char *what, hipStream_t stream, hipStream_t target)
 {
 	hipError_t err = hipSuccess;

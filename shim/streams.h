@@ -11,9 +11,12 @@
 #ifndef HIPEXTSEM_STREAMS_H
 #define HIPEXTSEM_STREAMS_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "hipextsem/hip_api.h"
+#include "runtime.h"
 
 /* Is the handle one the runtime knows (the null and legacy streams
  * always are)?  Asked of an entry point that really checks the handle on
@@ -21,11 +24,42 @@
  * has none. */
 bool hx_stream_valid(hipStream_t stream);
 
-/* The check before a signal: hipErrorInvalidValue and a log line for a
+/*
+ * The check before a signal: hipErrorInvalidValue and a log line for a
  * stream the runtime does not know, where the release's hipLaunchHostFunc
- * might not check it itself (the development tree); hipSuccess otherwise,
- * without a runtime call where the release's own answer is trusted. */
-hipError_t hx_stream_check_signal(const char *what, hipStream_t stream);
+ * might not check it itself (5.3 on); hipSuccess otherwise, without a
+ * runtime call where the release's own answer is trusted (5.2) or the
+ * calling thread checked the stream already since the last destroy
+ * (streams.c).  The look at that cache is inline: every signal makes it,
+ * and a call into another source file is another page of code.
+ */
+struct hx_checked_stream {
+	hipStream_t stream;
+	uint64_t gen;
+};
+#define HX_CHECKED_SLOTS 4
+extern __thread struct hx_checked_stream hx_checked_streams[HX_CHECKED_SLOTS]
+	__attribute__((tls_model("initial-exec")));
+extern atomic_uint_fast64_t hx_streams_destroyed;
+hipError_t hx_stream_check_signal_slow(const char *what, hipStream_t stream, uint64_t gen);
+
+static inline hipError_t hx_stream_check_signal(const char *what, hipStream_t stream)
+{
+	const struct hx_checked_stream *c;
+	uint64_t gen;
+
+	/* The null and legacy streams and hipStreamPerThread need no check
+	 * (streams.c: always_valid); 5.2's hipStreamAddCallback checks
+	 * first and its answer is mapped (registry.c). */
+	if (!stream || stream == hipStreamLegacy || stream == hipStreamPerThread ||
+	    !hx_rt.LaunchHostFunc)
+		return hipSuccess;
+	gen = atomic_load_explicit(&hx_streams_destroyed, memory_order_acquire);
+	c = &hx_checked_streams[((uintptr_t)stream >> 4) % HX_CHECKED_SLOTS];
+	if (c->stream == stream && c->gen == gen)
+		return hipSuccess;
+	return hx_stream_check_signal_slow(what, stream, gen);
+}
 
 /*
  * Before a wait: checks the stream where the release's stream wait does
@@ -49,6 +83,11 @@ hipError_t hx_stream_wait_join(const char *what, hipStream_t stream, hipStream_t
  * once: call it under no lock of the shim's.  One thread-local load after
  * the first call. */
 void hx_stream_exit_release_setup(const char *what, void (*release)(void));
+/* 0: the calling thread has not been through the setup above yet; 1: the
+ * main thread, hook registered by a wait or signal; 2: another thread, or
+ * the registration failed.  Read inline by every signal and wait
+ * (ops.h: hx_op_exit_release_setup). */
+extern __thread unsigned char hx_exit_hook_state __attribute__((tls_model("initial-exec")));
 /* On 5.2, on the main thread, once: resolves its per-thread stream, so
  * that the runtime's teardown of it is registered before the shim's
  * (import calls it early; the setup above, if import did not). */

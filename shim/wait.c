@@ -202,7 +202,7 @@ static void at_exit(void)
  * every lock of the shim's: registering a thread_local destructor takes
  * glibc's loader lock, which a library constructor run by dlopen holds
  * while it may fork (and the shim's fork handler takes the guard). */
-void hx_op_exit_release_setup(const char *what)
+void hx_op_exit_release_first(const char *what)
 {
 	hx_stream_exit_release_setup(what, at_exit);
 }
