@@ -133,7 +133,11 @@ VULKAN_HEAD = '## The Vulkan side: consumer blocking\n'
 
 # Hand-written sections of MARKDOWN_OUT (analysis of measured figures) that
 # a regeneration of the table keeps as they are.
-KEPT_HEADS = ['## Running and reading the benchmarks\n', '## Enqueue cost on the calling thread\n', '## The fallback at scale\n']
+# Hand-written sections of docs/bench.md a new run keeps, in this order.
+KEPT_HEADS = ['## Running and reading the benchmarks\n', '## Enqueue cost on the calling thread\n',
+              "## Enqueue cost on AMD's real runtimes (fake device)\n",
+              "## Signal modes on AMD's real runtimes (fake device)\n",
+              '## The fallback at scale\n']
 
 
 def kept_sections(md_out):

@@ -121,12 +121,12 @@ MUTANTS = [
          drm=r"^shim\.abi[56]\.syncfile$"),
     # ---- streams ----------------------------------------------------------
     dict(name="destroy-keeps-check-cache", file="shim/streams.c",
-         edits=[("\tatomic_fetch_add_explicit(&streams_destroyed, 1, memory_order_acq_rel);\n", "")],
+         edits=[("\tatomic_fetch_add_explicit(&hx_streams_destroyed, 1, memory_order_acq_rel);\n", "")],
          desc="hx_stream_destroy does not invalidate the remembered stream checks",
          drm=r"^(streams\.abi6\.dead-stream|streams\.abi6-rocm6\.[02]\.legacy|hostile\.abi6\.(badinput|teardown)|shim\.abi6\.(special-streams|wait-bad-stream))$"),
     dict(name="atexit-not-reregistered", file="shim/streams.c",
          edits=[("\tif (ret == 0 && fn != exit_hook && on_main_thread())\n"
-                 "\t\t(void)real(exit_hook, NULL, &__dso_handle);\n", "")],
+                 "\t\t(void)register_exit_hook();\n", "")],
          desc="hx_thread_atexit_impl does not re-register the exit hook after others' thread_local destructors",
          drm=r"^streams\.abi[56]\.exit-"),
     dict(name="canonical-identity", file="shim/streams.h",
