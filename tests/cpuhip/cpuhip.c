@@ -859,7 +859,18 @@ static hipError_t submit_common(hipStream_t h, struct cmd *c, bool wait_done)
 	if (!c)
 		return hipErrorOutOfMemory;
 	ensure_init();
-	if (!past_invalidated_capture && cpuhip_capture_active(h)) {
+	/* Stream memory operations are not captured: every release goes
+	 * straight to the stream's queue (clr ihipStreamOperation has no
+	 * capture check, hip_stream_ops.cpp, rocm-5.2.3 hipamd to the
+	 * development tree).  Measured on Debian's 5.2.3, 5.7.1, 6.4.3 and
+	 * 7.2.4 with the fake device (tests/realrt/capture_probe.c): on a
+	 * stream in a Relaxed capture hipStreamWaitValue64 and
+	 * hipStreamWriteValue64 answer hipSuccess, the write lands only once
+	 * the wait before it is satisfied, the capture stays active and its
+	 * graph gets no node. */
+	bool stream_op = c->kind == CMD_WAIT_VALUE || c->kind == CMD_WRITE_VALUE;
+
+	if (!stream_op && !past_invalidated_capture && cpuhip_capture_active(h)) {
 		/* This runtime records only host functions, event records and
 		 * cross-stream waits into a capture (cpuhip_capture.c). */
 		free(c->deps);
