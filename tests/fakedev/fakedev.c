@@ -547,9 +547,17 @@ static int kfd_wait_events(struct kfd_ioctl_wait_events_args *a)
 	struct timespec dl;
 	bool infinite = a->timeout == 0xffffffffu;
 	bool use_age = fd_kfd_minor >= 14;
-	uint64_t seen[64];
-	if (n > 64)
-		fd_die("WAIT_EVENTS on %u events", n);
+	uint64_t *seen;
+
+	/* No limit of the fake's own: ROCr's async-events thread waits on
+	 * every signal with an interrupt at once, and that list grows with
+	 * the process's streams and events (65 in a workload program on
+	 * 5.2.3); the kernel allocates its waiters per call too. */
+	seen = malloc((n ? n : 1) * sizeof(*seen));
+	if (!seen) {
+		errno = ENOMEM;
+		return -1;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &dl);
 	dl.tv_sec += a->timeout / 1000;
 	dl.tv_nsec += (long)(a->timeout % 1000) * 1000000L;
@@ -561,7 +569,14 @@ static int kfd_wait_events(struct kfd_ioctl_wait_events_args *a)
 	for (uint32_t i = 0; i < n; i++) {
 		struct event *e = ev_get(d[i].event_id);
 		if (!e) {
+			/* undo the waiter counts taken so far */
+			for (uint32_t j = 0; j < i; j++) {
+				struct event *f = ev_get(d[j].event_id);
+				if (f)
+					f->waiters--;
+			}
 			pthread_mutex_unlock(&ev_lock);
+			free(seen);
 			errno = EINVAL;
 			return -1;
 		}
@@ -606,6 +621,7 @@ static int kfd_wait_events(struct kfd_ioctl_wait_events_args *a)
 			*(uint64_t *)&d[i] = e->age;
 	}
 	pthread_mutex_unlock(&ev_lock);
+	free(seen);
 	a->wait_result = result;
 	return 0;
 }

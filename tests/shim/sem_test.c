@@ -86,9 +86,22 @@ static void signal_case(bool timeline, bool wfs)
 	t0 = now_ns();
 	stream_delay(st, 200 * 1000);
 	HIPCHECK(signal1(s, timeline ? 3 : 1, st));
-	/* Prior work is still running: the point must not be signaled yet. */
+	/* Prior work is still running: the point must not be signaled yet.
+	 * Only while the 200 ms of prior work surely last: on a loaded host
+	 * the sleep can outlast them, and then a signaled point is right
+	 * (the waiter's wake-up time below still orders it, for wfs). */
 	sleep_ms(60);
-	CHECK(so_wait(drm, h, a.point, 0) == -ETIME, "signaled before prior stream work finished");
+	{
+		int ret = so_wait(drm, h, a.point, 0);
+		int64_t at = now_ns() - t0;
+
+		if (at < 180 * 1000000LL)
+			CHECK(ret == -ETIME, "signaled %" PRId64 " ms after the 200 ms of prior stream "
+			      "work began", at / 1000000);
+		else
+			printf("# the look came %" PRId64 " ms after the prior work began (loaded host): "
+			       "not a check\n", at / 1000000);
+	}
 	HIPCHECK(hipStreamSynchronize(st));
 	if (wfs) {
 		pthread_join(th, NULL);
