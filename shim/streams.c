@@ -62,25 +62,11 @@
 #include "log.h"
 #include "runtime.h"
 
-/* Is the handle one every release resolves without asking it?  The null
- * and legacy streams, and hipStreamPerThread, which names the calling
- * thread's stream (created on first use). */
-static bool always_valid(hipStream_t stream)
-{
-	return !stream || stream == hipStreamLegacy || stream == hipStreamPerThread;
-}
-
-/* The 5.2 family: no hipLaunchHostFunc (hip_5.3). */
-static bool stream_ops_unchecked(void)
-{
-	return !hx_rt.LaunchHostFunc;
-}
-
 bool hx_stream_valid(hipStream_t stream)
 {
 	int v;
 
-	if (always_valid(stream))
+	if (hx_stream_always_valid(stream))
 		return true;
 	/* hipStreamGetDevice checks on every release that has it (5.6 on, the
 	 * development tree included); before 5.6, hipStreamGetPriority does
@@ -236,7 +222,7 @@ hipError_t hx_stream_wait_prepare(const char *what, hipStream_t stream, hipStrea
 	/* From 5.3 the stream wait checks the handle and resolves
 	 * hipStreamPerThread itself: its own answer is trusted (wait.c maps
 	 * it), with no call of ours. */
-	if (!stream_ops_unchecked() || !stream || stream == hipStreamLegacy)
+	if (!hx_stream_ops_unchecked() || !stream || stream == hipStreamLegacy)
 		return hipSuccess;
 	if (stream != hipStreamPerThread)
 		return hx_stream_valid(stream) ? hipSuccess : refuse(what, stream);
@@ -390,7 +376,7 @@ void hx_stream_exit_prepare(void)
 	if (__builtin_expect(exit_prepared, 1))
 		return;
 	exit_prepared = true;
-	if (!stream_ops_unchecked() || !on_main_thread())
+	if (!hx_stream_ops_unchecked() || !on_main_thread())
 		return;
 	if (hx_rt.StreamGetFlags)
 		(void)hx_rt.StreamGetFlags(hipStreamPerThread, &flags);

@@ -24,6 +24,20 @@
  * has none. */
 bool hx_stream_valid(hipStream_t stream);
 
+/* Is the handle one every release resolves without asking it?  The null
+ * and legacy streams, and hipStreamPerThread, which names the calling
+ * thread's stream (created on first use). */
+static inline bool hx_stream_always_valid(hipStream_t stream)
+{
+	return !stream || stream == hipStreamLegacy || stream == hipStreamPerThread;
+}
+
+/* The 5.2 family: no hipLaunchHostFunc (hip_5.3). */
+static inline bool hx_stream_ops_unchecked(void)
+{
+	return !hx_rt.LaunchHostFunc;
+}
+
 /*
  * The check before a signal: hipErrorInvalidValue and a log line for a
  * stream the runtime does not know, where the release's hipLaunchHostFunc
@@ -48,11 +62,9 @@ static inline hipError_t hx_stream_check_signal(const char *what, hipStream_t st
 	const struct hx_checked_stream *c;
 	uint64_t gen;
 
-	/* The null and legacy streams and hipStreamPerThread need no check
-	 * (streams.c: always_valid); 5.2's hipStreamAddCallback checks
-	 * first and its answer is mapped (registry.c). */
-	if (!stream || stream == hipStreamLegacy || stream == hipStreamPerThread ||
-	    !hx_rt.LaunchHostFunc)
+	/* 5.2's hipStreamAddCallback checks first and its answer is
+	 * mapped (registry.c). */
+	if (hx_stream_always_valid(stream) || hx_stream_ops_unchecked())
 		return hipSuccess;
 	gen = atomic_load_explicit(&hx_streams_destroyed, memory_order_acquire);
 	c = &hx_checked_streams[((uintptr_t)stream >> 4) % HX_CHECKED_SLOTS];

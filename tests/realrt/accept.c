@@ -35,18 +35,12 @@
 #include <xf86drm.h>
 
 #include "../drm/drm_util.h"
+#include "rt_check.h"
 
-#define FAIL(...) du_fail(__FILE__, __LINE__, __VA_ARGS__)
 #define CHECK(c, ...)                                                               \
 	do {                                                                        \
 		if (!(c))                                                           \
 			FAIL("check failed: " #c ": " __VA_ARGS__);                 \
-	} while (0)
-#define HIPOK(x)                                                                    \
-	do {                                                                        \
-		hipError_t e_ = (x);                                                \
-		if (e_ != hipSuccess)                                               \
-			FAIL("%s returned %d", #x, (int)e_);                        \
 	} while (0)
 
 /* Type 9 (timeline fd) is in the 6.x header, not in 5.2's; the shim

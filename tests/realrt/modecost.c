@@ -40,14 +40,7 @@
 #include <xf86drm.h>
 
 #include "../drm/drm_util.h"
-
-#define FAIL(...) du_fail(__FILE__, __LINE__, __VA_ARGS__)
-#define HIPOK(x)                                                                    \
-	do {                                                                        \
-		hipError_t e_ = (x);                                                \
-		if (e_ != hipSuccess)                                               \
-			FAIL("%s returned %d", #x, (int)e_);                        \
-	} while (0)
+#include "rt_check.h"
 
 #define ROUNDS 3
 /* Enqueue: calls per batch, 4 batches of each kind per round; stream
