@@ -464,7 +464,9 @@ static hipError_t gw_launch(hipGraphExec_t exec, hipStream_t stream, bool spt)
 again:
 	pthread_mutex_lock(&hx_gw_lock);
 	x = gexec_find_locked(exec);
-	if (!x) {
+	if (!x || !x->n) {
+		/* None, or the placeholder of an update in progress (an
+		 * application's race: the runtime answers for it). */
 		pthread_mutex_unlock(&hx_gw_lock);
 		err = real(exec, stream);
 		hx_capture_guard_leave();
@@ -506,7 +508,7 @@ again:
 		if (err)
 			goto out;
 		x = gexec_find_locked(exec);
-		if (!x) {
+		if (!x || !x->n) {
 			/* Destroyed meanwhile: the runtime answers for it. */
 			pthread_mutex_unlock(&hx_gw_lock);
 			err = real(exec, stream);
@@ -687,7 +689,21 @@ hipError_t hx_graph_exec_update(hipGraphExec_t exec, hipGraph_t graph, hipGraphN
 	pthread_mutex_lock(&hx_gw_lock);
 	ok = gw_build_locked(graph, &nx);
 	x = gexec_find_locked(exec);
-	if (ok && x && nx && nx->n == x->n)
+	if (ok && !x && nx) {
+		/* An exec without records yet: a placeholder (no wait node)
+		 * stands for it during the update, so that a destroy meanwhile
+		 * is seen (it unlinks it) and no records go to a dead exec. */
+		struct gexec *ph = calloc(1, sizeof(*ph));
+
+		if (!ph) {
+			gexec_free_locked(nx);
+			ok = false;
+		} else {
+			gw_install_locked(exec, ph);
+			x = ph;
+		}
+	}
+	if (ok && x && nx && x->n && nx->n == x->n)
 		for (unsigned i = 0; i < nx->n && !bad; i++)
 			if (nx->e[i].v.n != x->e[i].v.n)
 				bad = nx->e[i].w->node;
@@ -726,6 +742,8 @@ hipError_t hx_graph_exec_update(hipGraphExec_t exec, hipGraph_t graph, hipGraphN
 		/* Refused before any node changed, or no wait node either side. */
 		if (nx)
 			gexec_free_locked(nx);
+		if (x && !x->n)
+			gw_install_locked(exec, NULL); /* the placeholder */
 	} else {
 		/* The new records, or the old ones when the new graph has no
 		 * wait node, stand for the exec, marked. */

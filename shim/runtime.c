@@ -7,7 +7,9 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 
@@ -359,6 +361,8 @@ struct guard_slot {
 
 static _Atomic(struct guard_slot *) guard_slots;
 static atomic_bool guard_writer;
+/* Calls that found a writer there and wait for it (hx_capture_guard_lock). */
+static atomic_uint guard_waiting;
 static pthread_mutex_t guard_mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t guard_once = PTHREAD_ONCE_INIT;
 static pthread_key_t guard_key;
@@ -450,15 +454,22 @@ void hx_capture_guard_enter(void)
 			return;
 		}
 	}
-	for (;;) {
+	for (bool waited = false;;) {
 		atomic_store_explicit(&slot->active, 1, memory_order_relaxed);
 		if (atomic_load_explicit(&guard_membarrier, memory_order_relaxed))
 			atomic_signal_fence(memory_order_seq_cst);
 		else
 			atomic_thread_fence(memory_order_seq_cst);
-		if (!atomic_load_explicit(&guard_writer, memory_order_acquire))
+		if (!atomic_load_explicit(&guard_writer, memory_order_acquire)) {
+			if (waited)
+				atomic_fetch_sub_explicit(&guard_waiting, 1, memory_order_relaxed);
 			break;
+		}
 		atomic_store_explicit(&slot->active, 0, memory_order_release);
+		if (!waited) {
+			waited = true;
+			atomic_fetch_add_explicit(&guard_waiting, 1, memory_order_relaxed);
+		}
 		pthread_mutex_lock(&guard_mutex);
 		pthread_mutex_unlock(&guard_mutex);
 	}
@@ -474,12 +485,29 @@ void hx_capture_guard_leave(void)
 	atomic_store_explicit(&tls_slot->active, 0, memory_order_release);
 }
 
-bool hx_capture_guard_lock(void)
+/* How long a writer waits for the calls in flight before it lets new calls
+ * through for a moment (see hx_capture_guard_lock): 10 ms, doubled at each
+ * try up to 320 ms, so that calls that are merely slow (an emulator, a
+ * loaded host) do not hold a writer off for good. */
+#define HX_GUARD_WRITER_PATIENCE_NS (10 * 1000000LL)
+#define HX_GUARD_WRITER_PATIENCE_MAX_SHIFT 5
+
+static int64_t guard_now_ns(void)
 {
-	if (tls_guard)
-		return false;
-	pthread_once(&guard_once, guard_init);
-	pthread_mutex_lock(&guard_mutex);
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Raises `writer` and waits for every slot to be inactive.  False if one
+ * stayed active past the writer's patience (`writer` is still raised). */
+static bool guard_writer_drain(unsigned tries)
+{
+	unsigned shift = tries < HX_GUARD_WRITER_PATIENCE_MAX_SHIFT ? tries
+								   : HX_GUARD_WRITER_PATIENCE_MAX_SHIFT;
+	int64_t give_up = guard_now_ns() + (HX_GUARD_WRITER_PATIENCE_NS << shift);
+
 	atomic_store_explicit(&guard_writer, true, memory_order_seq_cst);
 	if (atomic_load_explicit(&guard_membarrier, memory_order_relaxed) &&
 	    syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) {
@@ -497,15 +525,53 @@ bool hx_capture_guard_lock(void)
 	atomic_thread_fence(memory_order_seq_cst);
 	for (struct guard_slot *slot = atomic_load_explicit(&guard_slots, memory_order_acquire);
 	     slot; slot = slot->next) {
-		/* A call in flight: it enqueues and leaves (a call blocked in
-		 * the runtime, by full rings say, holds the writer here: the
-		 * poll backs off to 2 ms so that it costs next to nothing). */
+		/* A call in flight: it enqueues and leaves. */
 		unsigned us = 50;
 		while (atomic_load_explicit(&slot->active, memory_order_acquire)) {
+			if (guard_now_ns() > give_up)
+				return false;
 			usleep(us);
 			if (us < 2000)
 				us *= 2;
 		}
+	}
+	return true;
+}
+
+/*
+ * A call can stay in flight for long: one blocked inside the runtime, by
+ * full rings say, behind a stream wait that only a signal can release.  If
+ * the writer kept `writer` raised all that time, every new call would
+ * queue behind it, the signal that would unblock the first call among
+ * them: the process would hang where it does not without the shim.  So a
+ * writer that has waited past its patience lowers `writer` and gives the
+ * mutex up for a moment, lets the calls waiting for it through (they
+ * decide before the capture begins, which is right: it has not), and
+ * tries again; it returns only once it has seen every slot inactive with
+ * `writer` raised.  Another writer may go first meanwhile: each returns
+ * exclusive.
+ */
+bool hx_capture_guard_lock(void)
+{
+	unsigned tries = 0;
+
+	if (tls_guard)
+		return false;
+	pthread_once(&guard_once, guard_init);
+	pthread_mutex_lock(&guard_mutex);
+	while (!guard_writer_drain(tries)) {
+		atomic_store_explicit(&guard_writer, false, memory_order_release);
+		pthread_mutex_unlock(&guard_mutex);
+		if (++tries == 7)
+			hx_warn("a capture's begin or end (or a fork) has waited about a second for "
+				"a semaphore call or graph launch still inside the HIP runtime "
+				"(blocked there?); other calls go on meanwhile");
+		/* Until the calls that queued behind it are through (each has
+		 * set its slot active by then), 5 ms at most. */
+		for (int i = 0; i < 20 && atomic_load_explicit(&guard_waiting, memory_order_relaxed);
+		     i++)
+			usleep(250);
+		pthread_mutex_lock(&guard_mutex);
 	}
 	return true;
 }

@@ -2666,6 +2666,17 @@ CPUHIP_EXPORT int cpuhipTestLiveStreams(void)
 	return n;
 }
 
+CPUHIP_EXPORT int cpuhipTestLiveEvents(void)
+{
+	int n = 0;
+
+	pthread_mutex_lock(&g.lock);
+	for (struct event *e = g.events; e; e = e->next_live)
+		n++;
+	pthread_mutex_unlock(&g.lock);
+	return n;
+}
+
 CPUHIP_EXPORT int cpuhipTestAbi(void)
 {
 	return CPUHIP_ABI;

@@ -26,6 +26,8 @@ hipError_t cpuhipTestCallbackThreadTid(pid_t *tid);
 int cpuhipTestMipmapCalls(void);
 /* Number of streams created by hipStreamCreate* and not yet destroyed. */
 int cpuhipTestLiveStreams(void);
+/* Number of events created and not yet destroyed. */
+int cpuhipTestLiveEvents(void);
 /* 5 or 6: the flavour of the loaded library. */
 int cpuhipTestAbi(void);
 /* (6.x flavour) The next hipLaunchHostFunc of the process first begins a Global capture

@@ -56,6 +56,14 @@
  *   capture-come-go                every release (6.x flavour): another
  *       thread's capture of the stream that begins and ends while a signal
  *       is enqueued neither takes nor loses the signal: it runs once.
+ *   held-call                      every release (6.x flavour): a signal held
+ *       inside the runtime's hipLaunchHostFunc (full rings, say) until a
+ *       signal on another stream is delivered, while a third thread begins
+ *       a capture: the capture's begin waits for the held call, but the
+ *       other signal is not queued behind it (the hang that would be).
+ *   exec-update-destroyed          every release (6.x flavour): an exec
+ *       with no wait node, updated to a graph with one and destroyed by
+ *       another thread while the runtime updates it, keeps no record.
  *
  * Only calls HIP 5.2 exports are linked; the shim's own graph calls for
  * semaphore nodes (5.3 and later) are looked up at run time.
@@ -857,6 +865,150 @@ static void *churn_thread(void *p)
 
 /* Children forked while another thread works on graphs can still use
  * them: none inherits a graph lock held by a thread it does not have. */
+/* ---- a call held inside the runtime ------------------------------------- */
+
+#if HX_TEST_ABI == 6
+typedef int interleave_fn(const char *, unsigned, int, void (*)(void *, hipStream_t), void *,
+			  unsigned);
+typedef int interleave_state_fn(void);
+
+struct held {
+	struct sem *other;     /* signaled by the interference */
+	hipStream_t other_st;  /* where */
+	hipStream_t cap_st;    /* captured by a third thread meanwhile */
+	pthread_t capturer;
+	hipError_t begin_err, end_err, other_err;
+	bool other_delivered;
+	int began, end_now;
+};
+
+static void *held_capturer(void *p)
+{
+	struct held *h = p;
+	hipGraph_t g = NULL;
+
+	h->begin_err = hipStreamBeginCapture(h->cap_st, HX_CAPTURE_MODE_RELAXED);
+	__atomic_store_n(&h->began, 1, __ATOMIC_RELEASE);
+	if (h->begin_err)
+		return NULL;
+	while (!__atomic_load_n(&h->end_now, __ATOMIC_ACQUIRE))
+		sleep_ms(1);
+	h->end_err = hipStreamEndCapture(h->cap_st, &g);
+	if (g)
+		(void)hipGraphDestroy(g);
+	return NULL;
+}
+
+/* Runs while the operation's hipLaunchHostFunc is held: a capture begins on
+ * a third thread (it must wait for the held call), then a signal on
+ * another stream must get through and be delivered. */
+static void held_interference(void *arg, hipStream_t stream)
+{
+	struct held *h = arg;
+
+	(void)stream;
+	CHECK(!pthread_create(&h->capturer, NULL, held_capturer, h), "pthread_create");
+	sleep_ms(50);
+	h->other_err = signal1(h->other->s, 0, h->other_st);
+	if (h->other_err == hipSuccess)
+		h->other_delivered = so_wait(drm, h->other->h, 0, 3000) == 0;
+}
+
+static void case_held_call(void)
+{
+	interleave_fn *arm = (interleave_fn *)dlsym(RTLD_DEFAULT, "cpuhipTestInterleave");
+	interleave_state_fn *state = (interleave_state_fn *)dlsym(RTLD_DEFAULT,
+								  "cpuhipTestInterleaveState");
+	int (*finish)(unsigned) = (int (*)(unsigned))dlsym(RTLD_DEFAULT, "cpuhipTestInterleaveFinish");
+	struct sem a = sem_new(false), b = sem_new(false);
+	struct held h = { .other = &b };
+	hipStream_t st;
+	int st_state;
+
+	CHECK(arm && state && finish, "cpuhip's interleave hooks not found");
+	HIPCHECK(hipStreamCreate(&st));
+	HIPCHECK(hipStreamCreate(&h.other_st));
+	HIPCHECK(hipStreamCreate(&h.cap_st));
+	/* Warm: the signal path's first-call work is not what is held. */
+	HIPCHECK(signal1(a.s, 0, st));
+	HIPCHECK(hipStreamSynchronize(st));
+	CHECK(so_wait(drm, a.h, 0, 3000) == 0, "the warm-up signal was not delivered");
+	CHECK(drmSyncobjReset(drm, &a.h, 1) == 0, "reset");
+	/* The interference completes, or is seen asleep for 400 ms. */
+	CHECK(arm("hipLaunchHostFunc", 1, 0, held_interference, &h, 4000) == 0, "arming");
+	HIPCHECK(signal1(a.s, 0, st));
+	st_state = state();
+	CHECK(finish(10000) == 2, "the interference did not complete");
+	__atomic_store_n(&h.end_now, 1, __ATOMIC_RELEASE);
+	pthread_join(h.capturer, NULL);
+	CHECK(h.other_err == hipSuccess, "the other stream's signal answered %s",
+	      hipGetErrorName(h.other_err));
+	CHECK(st_state == 2 && h.other_delivered,
+	      "a signal on another stream waited for a capture's begin, which waited for the "
+	      "call held inside the runtime (state %d, delivered %d): a hang when that call is "
+	      "held until the signal is delivered", st_state, (int)h.other_delivered);
+	CHECK(h.begin_err == hipSuccess, "the third thread's capture begin answered %s",
+	      hipGetErrorName(h.begin_err));
+	HIPCHECK(hipStreamSynchronize(st));
+	CHECK(so_wait(drm, a.h, 0, 3000) == 0, "the held signal was not delivered");
+	HIPCHECK(hipStreamDestroy(st));
+	HIPCHECK(hipStreamDestroy(h.other_st));
+	HIPCHECK(hipStreamDestroy(h.cap_st));
+	sem_free(&a);
+	sem_free(&b);
+}
+
+/* An exec with no wait node (an event-wait node of the application's own)
+ * updated to a graph whose node is a semaphore wait, destroyed by another
+ * thread right after the runtime updated it: the shim keeps no record of
+ * the dead exec, so the wait node's event goes once its graph goes. */
+static void ux_destroy(void *arg, hipStream_t st)
+{
+	(void)st;
+	HIPCHECK(hipGraphExecDestroy(*(hipGraphExec_t *)arg));
+}
+
+static void case_exec_update_destroyed(void)
+{
+	add_sem_node_fn *add_wait = shim_call("hipGraphAddExternalSemaphoresWaitNode");
+	interleave_fn *arm = (interleave_fn *)dlsym(RTLD_DEFAULT, "cpuhipTestInterleave");
+	int (*finish)(unsigned) = (int (*)(unsigned))dlsym(RTLD_DEFAULT, "cpuhipTestInterleaveFinish");
+	int (*live_events)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "cpuhipTestLiveEvents");
+	struct sem s = sem_new(false);
+	test_wait_params wp;
+	struct hx_ext_sem_node_params w = { &s.s, &wp, 1 };
+	int result = 0;
+	hipGraphNode_t n1, n2, bad = NULL;
+	hipGraph_t g1, g2;
+	hipGraphExec_t x;
+	hipEvent_t ev;
+	int base, st;
+
+	CHECK(arm && finish && live_events, "cpuhip's test hooks not found");
+	memset(&wp, 0, sizeof(wp));
+	HIPCHECK(hipEventCreate(&ev));
+	HIPCHECK(hipGraphCreate(&g1, 0));
+	HIPCHECK(hipGraphAddEventWaitNode(&n1, g1, NULL, 0, ev));
+	HIPCHECK(hipGraphInstantiate(&x, g1, NULL, NULL, 0));
+	base = live_events();
+	HIPCHECK(hipGraphCreate(&g2, 0));
+	HIPCHECK(add_wait(&n2, g2, NULL, 0, &w));
+	CHECK(live_events() == base + 1, "the wait node has %d events, want 1 (the shim's)",
+	      live_events() - base);
+	CHECK(arm("hipGraphExecUpdate", 1, 1, ux_destroy, &x, 3000) == 0, "arming");
+	HIPCHECK(hipGraphExecUpdate(x, g2, &bad, &result));
+	st = finish(5000);
+	CHECK(st == 2, "the exec's destroy did not complete (state %d)", st);
+	HIPCHECK(hipGraphDestroy(g2));
+	CHECK(live_events() == base, "%d event(s) left once the graph and its exec are gone: "
+	      "the shim kept records of the exec destroyed during its update",
+	      live_events() - base);
+	HIPCHECK(hipGraphDestroy(g1));
+	HIPCHECK(hipEventDestroy(ev));
+	sem_free(&s);
+}
+#endif
+
 static void case_fork_graph(void)
 {
 	add_sem_node_fn *add_wait = shim_call("hipGraphAddExternalSemaphoresWaitNode");
@@ -943,6 +1095,10 @@ int main(int argc, char **argv)
 		case_capture_race_wait();
 	else if (!strcmp(c, "launch-spt-capture"))
 		case_launch_spt_capture();
+	else if (!strcmp(c, "held-call"))
+		case_held_call();
+	else if (!strcmp(c, "exec-update-destroyed"))
+		case_exec_update_destroyed();
 #endif
 	else
 		FAIL("unknown case '%s'", c);
