@@ -41,6 +41,7 @@
 #include "hipextsem/hip_api.h"
 #include "intercept.h"
 #include "log.h"
+#include "runtime.h"
 
 #if defined(__x86_64__) && defined(__GLIBC__)
 
@@ -224,7 +225,17 @@ static void *hidden_lookup(void *handle, const char *name, bool *asked)
 
 	if (in_hidden_lookup || !runtime_handle(handle))
 		return NULL;
-	*asked = true; /* the lookups below reset dlerror() */
+	*asked = true; /* dlinfo and the lookups below reset dlerror() */
+	/* Both calls below initialise the runtime (clr: HIP_INIT_API), which
+	 * a dlsym must not do: a loader's sweep of every name, in a library
+	 * constructor or before the program sets HIP_VISIBLE_DEVICES and the
+	 * like, would start the runtime where it does not without the shim.
+	 * Asked only once the shim has seen the runtime in use. */
+	if (!hx_runtime_started()) {
+		hx_dbg("dlsym(%s) on the runtime's handle: not exported, and the runtime is not "
+		       "in use yet: not asked (a lookup after the first semaphore call is)", name);
+		return NULL;
+	}
 	*(void **)&gpa = hx_real_dlsym(handle, "hipGetProcAddress");
 	if (!gpa)
 		return NULL; /* before 6.1: nothing hands it out */

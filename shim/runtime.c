@@ -267,6 +267,8 @@ static bool usable;
  * application call that triggered the probe (hx_runtime_take_first_answer). */
 static atomic_int first_answer;
 
+static atomic_bool probed;
+
 static void probe_device(void)
 {
 	hipError_t err, again;
@@ -274,6 +276,7 @@ static void probe_device(void)
 
 	if (!hx_runtime_init())
 		return;
+	atomic_store_explicit(&probed, true, memory_order_release);
 	err = hx_rt.GetDevice(&dev);
 	if (err == hipSuccess) {
 		usable = true;
@@ -297,6 +300,11 @@ bool hx_runtime_usable(void)
 	 * process: asked once. */
 	pthread_once(&usable_once, probe_device);
 	return usable;
+}
+
+bool hx_runtime_started(void)
+{
+	return atomic_load_explicit(&probed, memory_order_acquire);
 }
 
 hipError_t hx_runtime_take_first_answer(void)

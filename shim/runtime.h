@@ -127,6 +127,10 @@ void hx_runtime_reset_after_fork(void);
  * not (no GPU, no driver), the shim hands every call to the runtime's own
  * implementation so the application sees the runtime's own answers. */
 bool hx_runtime_usable(void);
+/* Whether the shim has called into the runtime (its device probe), so
+ * that the runtime has initialised: a lookup that would otherwise be what
+ * initialises it (dlsym.c) can tell. */
+bool hx_runtime_started(void);
 /* When the runtime is not usable: the answer it gave the shim's probe if
  * that probe was the call that initialised it and later calls get another
  * one (hipSuccess otherwise, and after the first take).  The application
