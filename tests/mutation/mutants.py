@@ -180,4 +180,13 @@ MUTANTS = [
                  "\t(void)graph_fork_prepare;\n\t(void)graph_fork_release;\n")],
          desc="the graph locks and the capture guard are not taken across fork()",
          drm=r"^(hostile\.abi6\.(fork|fork-multiwait|ctor-fork)|graph\.shim\.abi6\.fork-graph)$"),
+    dict(name="guard-writer-no-window", file="shim/runtime.c",
+         edits=[("\tint64_t give_up = guard_now_ns() + (HX_GUARD_WRITER_PATIENCE_NS << shift);\n",
+                 "\tint64_t give_up = INT64_MAX + 0 * shift;\n")],
+         desc="a capture's begin never lets the calls queued behind it through while a call is held in the runtime",
+         drm=r"^graph\.shim\.abi6\.(held-call|capture-come-go|capture-race)$"),
+    dict(name="update-no-placeholder", file="shim/graph_exec.c",
+         edits=[("\tif (ok && !x && nx) {\n", "\tif (ok && !x && nx && 0) {\n")],
+         desc="an exec with no records destroyed during its update gets the new graph's records",
+         drm=r"^graph\.shim\.abi6\.(exec-update-destroyed|exec-update)$"),
 ]
