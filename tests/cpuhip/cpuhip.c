@@ -583,9 +583,29 @@ static void fork_release(void)
 	pthread_mutex_unlock(&g.lock);
 }
 
+/* The child has none of the parent's threads: no callback thread, and the
+ * parent's queued callbacks (records on its threads' stacks) are not its
+ * own.  It starts a callback thread of its own at its first callback.
+ * ROCm does not support HIP in the child of a process that initialised
+ * it; cpuhip lets a child use it on streams it creates, so that the
+ * shim's own state in a child (its locks, its waiter thread, its
+ * registry) can be tested (tests/workload, tests/interleave). */
+static void fork_child(void)
+{
+	g.cb_started = false;
+	g.cb_head = g.cb_tail = NULL;
+	/* The parent's threads that waited on these are not here, but glibc's
+	 * condition variables remember them: a signal would wait for them to
+	 * wake (seen: the child's first callback hung in pthread_cond_signal).
+	 * The parent's streams keep theirs: the child cannot use them. */
+	cond_init_mono(&g.progress);
+	cond_init_mono(&g.cb_work);
+	fork_release();
+}
+
 __attribute__((constructor)) static void fork_handlers(void)
 {
-	pthread_atfork(fork_prepare, fork_release, fork_release);
+	pthread_atfork(fork_prepare, fork_release, fork_child);
 }
 
 /* ------------------------------------------------------------------ */

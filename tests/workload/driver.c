@@ -31,16 +31,23 @@
  *   SEQ Q OP PRE VALUE   the producer queried a sync object
  *   SEQ E OP RC PRE      the producer's ioctl answered (0 or -errno)
  *   SEQ LATE OP          op started because its turn timed out
+ *   SEQ U OP RESULT      a graph exec update's updateResult_out (-1: not set)
+ *   SEQ FK OP EXIT SIG MS   a fork op's child ended: its exit status (-1:
+ *        none), the signal that killed it (0: none), the ms from fork to
+ *        its reaping
  *   SEQ X return         main returns with whatever is pending
+ *   SEQ X exit           a worker calls exit(0) with whatever is pending
  *   SEQ D phase ...      end-of-program phases (drain, leak checks)
  *   SEQ F reason         the driver itself found the run broken
  *
  * Exit status: 0, or 2 for a malformed program / broken environment.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "hxtest.h"
 #include "hipextsem/hip_graph.h"
@@ -51,6 +58,7 @@
 #define MAXQ 16
 #define MAXG 16
 #define TURN_MS 250
+#define FORK_BOUND_S 20 /* a fork op's child: its alarm() */
 
 enum { K_NONE, K_BIN, K_TL, K_TLBIN, K_TLBINP, K_SYNC };
 
@@ -94,6 +102,7 @@ static int64_t start_ns[MAXOPS];
 static int busy_op[MAXT + 2] = { [0 ... MAXT + 1] = -1 };
 static atomic_bool cleanup_go, drain_on, producer_stop;
 static bool drain_mode;
+static bool forks_closed; /* under tlock: the process is about to end */
 
 /* markers */
 struct mark {
@@ -576,9 +585,222 @@ static void op_graph(int opi, const struct op *o)
 		e = hipGraphExecDestroy(execs[x]);
 		atomic_store(&x_state[x], 2);
 		rlog(opi, e, pre, -1, -1, l0);
+	} else if (!strcmp(o->name, "gxupdate")) {
+		int x = slot(o, 0, MAXG), g = slot(o, 1, MAXG), result = -1;
+		hipGraphNode_t bad = NULL;
+		if (atomic_load(&x_state[x]) != 1 || atomic_load(&g_state[g]) != 1) {
+			wlog("S %d dead", opi);
+			return;
+		}
+		pre = next_seq();
+		e = hipGraphExecUpdate(execs[x], graphs[g], &bad, &result);
+		rlog(opi, e, pre, -1, -1, l0);
+		wlog("U %d %d", opi, result);
+	} else if (!strcmp(o->name, "gclone")) {
+#if HX_TEST_ABI == 6
+		int g = slot(o, 0, MAXG), g2 = slot(o, 1, MAXG);
+		hipGraph_t gr = NULL;
+		if (atomic_load(&g_state[g]) != 1) {
+			wlog("S %d dead", opi);
+			return;
+		}
+		pre = next_seq();
+		e = hipGraphClone(&gr, graphs[g]);
+		if (e == hipSuccess && gr) {
+			if (atomic_load(&g_state[g2]) == 1)
+				hipGraphDestroy(graphs[g2]); /* slot reused: the old one goes */
+			graphs[g2] = gr;
+			atomic_store(&g_state[g2], 1);
+		}
+		rlog(opi, e, pre, -1, -1, l0);
+#else
+		wlog("S %d abi5", opi);
+#endif
 	} else {
 		die("line %d: unknown op %s", o->line, o->name);
 	}
+}
+
+/* ---- fork ----------------------------------------------------------- */
+
+/* The child's steps, its exit status when one fails (hxwork names them). */
+enum {
+	FK_DRM = 3,  /* its own render node file */
+	FK_SYNCOBJ,  /* a sync object and its fd */
+	FK_IMPORT,   /* hipImportExternalSemaphore (OpaqueFd) */
+	FK_SCREATE,  /* hipStreamCreateWithFlags */
+	FK_SIGNAL,   /* the HIP signal */
+	FK_SIGNALED, /* the sync object signaled within the bound */
+	FK_WAIT,     /* the HIP waits */
+	FK_MARKER,   /* hipStreamAddCallback */
+	FK_CONSUMED, /* the first wait (the HIP signal) passed within the bound */
+	FK_EARLY,    /* the second wait passed before the producer's signal */
+	FK_PSIG,     /* the producer's ioctl */
+	FK_PASSED,   /* the second wait passed within the bound */
+	FK_SYNC,     /* hipStreamSynchronize */
+	FK_DESTROY,  /* hipDestroyExternalSemaphore */
+	FK_SDESTROY, /* hipStreamDestroy */
+};
+
+static atomic_int fork_marks;
+
+static void fork_mark_cb(hipStream_t st, hipError_t e, void *p)
+{
+	(void)st;
+	(void)e;
+	(void)p;
+	atomic_fetch_add(&fork_marks, 1);
+}
+
+static __attribute__((noreturn)) void fork_fail(int opi, int step, int rc)
+{
+	char buf[128];
+	int n = snprintf(buf, sizeof(buf),
+			 "hxwork-driver: op %d: the forked child failed at step %d (%d)\n", opi,
+			 step, rc);
+
+	(void)!write(2, buf, (size_t)n);
+	_exit(step);
+}
+
+static bool fork_marks_reach(int n, int64_t until)
+{
+	while (atomic_load(&fork_marks) < n) {
+		if (now_ns() > until)
+			return false;
+		sleep_ms(2);
+	}
+	return true;
+}
+
+/* A fork op's child: nothing of the parent's is used (its handles are not
+ * valid here, docs/semantics.md), only the shim afresh: its own render
+ * node file and sync object, imported, signalled by HIP, then a wait the
+ * HIP signal satisfies and one only the producer's ioctl may release,
+ * each with a host callback after it; everything destroyed, _exit(0).
+ * The alarm ends a child that deadlocks. */
+static __attribute__((noreturn)) void fork_child(int opi)
+{
+	const char *node = getenv("HIPEXTSEM_RENDER_NODE");
+	hipExternalSemaphore_t s = NULL;
+	int64_t bound = 10000000000LL;
+	hipStream_t st;
+	test_desc d;
+	sigset_t ss;
+	uint32_t h;
+	int drm, fd = -1;
+	hipError_t e;
+
+	sigemptyset(&ss);
+	sigaddset(&ss, SIGALRM);
+	pthread_sigmask(SIG_UNBLOCK, &ss, NULL);
+	signal(SIGALRM, SIG_DFL);
+	alarm(FORK_BOUND_S);
+	atomic_store(&exiting, true); /* the log is the parent's */
+	/* The forking thread may have a Global or ThreadLocal capture going:
+	 * the child, a copy of it, would have its synchronize refused (900)
+	 * by the runtime, for the parent's capture.  Its own calls are not
+	 * part of that. */
+	{
+		int mode = HX_CAPTURE_MODE_RELAXED;
+		(void)hipThreadExchangeStreamCaptureMode(&mode);
+	}
+	drm = open(node ? node : "/dev/dri/renderD128", O_RDWR | O_CLOEXEC);
+	if (drm < 0)
+		fork_fail(opi, FK_DRM, -errno);
+	if (drmSyncobjCreate(drm, 0, &h) || drmSyncobjHandleToFD(drm, h, &fd))
+		fork_fail(opi, FK_SYNCOBJ, -errno);
+	memset(&d, 0, sizeof(d));
+	d.type = HX_SEM_HANDLE_OPAQUE_FD;
+	d.handle.fd = fd;
+	e = hipImportExternalSemaphore(&s, (const hipExternalSemaphoreHandleDesc *)&d);
+	if (e != hipSuccess)
+		fork_fail(opi, FK_IMPORT, e);
+	e = hipStreamCreateWithFlags(&st, hipStreamNonBlocking);
+	if (e != hipSuccess)
+		fork_fail(opi, FK_SCREATE, e);
+	e = signal1(s, 0, st);
+	if (e != hipSuccess)
+		fork_fail(opi, FK_SIGNAL, e);
+	if (so_wait(drm, h, 0, bound / 1000000))
+		fork_fail(opi, FK_SIGNALED, -ETIME);
+	for (int i = 1; i <= 2; i++) {
+		e = wait1(s, 0, st);
+		if (e != hipSuccess)
+			fork_fail(opi, FK_WAIT, e);
+		e = hipStreamAddCallback(st, fork_mark_cb, NULL, 0);
+		if (e != hipSuccess)
+			fork_fail(opi, FK_MARKER, e);
+		if (i == 1 && !fork_marks_reach(1, now_ns() + bound))
+			fork_fail(opi, FK_CONSUMED, atomic_load(&fork_marks));
+	}
+	sleep_ms(50);
+	if (atomic_load(&fork_marks) != 1)
+		fork_fail(opi, FK_EARLY, atomic_load(&fork_marks));
+	if (drmSyncobjSignal(drm, &h, 1))
+		fork_fail(opi, FK_PSIG, -errno);
+	if (!fork_marks_reach(2, now_ns() + bound))
+		fork_fail(opi, FK_PASSED, atomic_load(&fork_marks));
+	e = hipStreamSynchronize(st);
+	if (e != hipSuccess)
+		fork_fail(opi, FK_SYNC, e);
+	e = hipDestroyExternalSemaphore(s);
+	if (e != hipSuccess)
+		fork_fail(opi, FK_DESTROY, e);
+	e = hipStreamDestroy(st);
+	if (e != hipSuccess)
+		fork_fail(opi, FK_SDESTROY, e);
+	drmSyncobjDestroy(drm, h);
+	close(drm);
+	_exit(0);
+}
+
+/* fork() from this thread while the others may be inside any call; the
+ * child's end is logged (FK).  The parent kills a child its alarm did not
+ * end. */
+static void op_fork(int opi, const struct op *o)
+{
+	int64_t t0, l0 = shimlog_size();
+	int status = 0, code = -1, sig = 0;
+	unsigned long pre;
+	bool closed;
+	pid_t pid, r;
+
+	(void)o;
+	pthread_mutex_lock(&tlock);
+	closed = forks_closed;
+	pthread_mutex_unlock(&tlock);
+	if (closed) {
+		/* the process is ending: no child may outlive it */
+		wlog("S %d ending", opi);
+		return;
+	}
+	pre = next_seq();
+	t0 = now_ns();
+	pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (pid == 0)
+		fork_child(opi);
+	for (;;) {
+		r = waitpid(pid, &status, WNOHANG);
+		if (r == pid || (r < 0 && errno != EINTR))
+			break;
+		if (now_ns() - t0 > (FORK_BOUND_S + 5) * 1000000000LL) {
+			kill(pid, SIGKILL);
+			r = waitpid(pid, &status, 0);
+			break;
+		}
+		sleep_ms(10);
+	}
+	if (r != pid)
+		die("waitpid: %s", strerror(errno));
+	if (WIFEXITED(status))
+		code = WEXITSTATUS(status);
+	else if (WIFSIGNALED(status))
+		sig = WTERMSIG(status);
+	rlog(opi, hipSuccess, pre, -1, -1, l0);
+	wlog("FK %d %d %d %lld", opi, code, sig, (long long)((now_ns() - t0) / 1000000));
 }
 
 /* The producer's ops: raw ioctls on its own DRM file. */
@@ -660,6 +882,8 @@ static void run_op(int opi, int me)
 		op_destroy(opi, o);
 	else if (!strcmp(o->name, "sleep"))
 		sleep_ms((unsigned)num(o, 0));
+	else if (!strcmp(o->name, "fork"))
+		op_fork(opi, o);
 	else if (o->name[0] == 'g')
 		op_graph(opi, o);
 	else if (o->name[0] == 'p')
@@ -737,6 +961,26 @@ static bool all_released(void)
 	return r;
 }
 
+/* The process is about to end: no fork op starts after this, and one that
+ * has started has reaped its child (bounded by the child's alarm), so that
+ * no child outlives the run. */
+static void forks_close(void)
+{
+	pthread_mutex_lock(&tlock);
+	forks_closed = true;
+	for (;;) {
+		bool busy = false;
+
+		for (int i = 0; i < nops; i++)
+			if (started[i] && !finished[i] && !strcmp(ops[i].name, "fork"))
+				busy = true;
+		if (!busy)
+			break;
+		pthread_cond_wait(&tcond, &tlock);
+	}
+	pthread_mutex_unlock(&tlock);
+}
+
 /* Nothing can start any more without the drain: every op not started
  * belongs to a thread blocked in an earlier op for longer than a turn (a
  * stream destroy waiting for a wait only the drain satisfies). */
@@ -785,6 +1029,13 @@ static void *thread_main(void *arg)
 		if (!strcmp(ops[i].name, "end")) {
 			turn_done(i);
 			break;
+		}
+		if (!strcmp(ops[i].name, "exit")) {
+			/* a worker ends the process with whatever is pending */
+			forks_close();
+			atomic_store(&exiting, true);
+			wlog("X exit");
+			exit(0);
 		}
 		run_op(i, me);
 		turn_done(i);
@@ -887,8 +1138,14 @@ static void parse(const char *path)
 			die("line %d: thread T%d but threads %d", ops[i].line, ops[i].thread,
 			    nworkers);
 	}
+	for (int i = 0; i + 1 < nops; i++)
+		if (!strcmp(ops[i].name, "end") || !strcmp(ops[i].name, "exit"))
+			die("line %d: only the last op may be an end or an exit", ops[i].line);
+	if (nops && !strcmp(ops[nops - 1].name, "exit") && ops[nops - 1].thread >= 1 &&
+	    ops[nops - 1].thread <= nworkers)
+		return;
 	if (!nops || strcmp(ops[nops - 1].name, "end") || ops[nops - 1].thread != 0)
-		die("the last op must be \"T0 end drain|return\"");
+		die("the last op must be \"T0 end drain|return\" or a worker's \"Tn exit\"");
 }
 
 /* A throw-away thread's import, signal, wait and destroy, so that the
@@ -965,7 +1222,8 @@ int main(int argc, char **argv)
 		die("cannot open the log %s: %s", argv[2], strerror(errno));
 	shimlog = getenv("HIPEXTSEM_LOG_FILE");
 	parse(argv[1]);
-	drain = ops[nops - 1].na > 0 && !strcmp(ops[nops - 1].a[0], "drain");
+	drain = !strcmp(ops[nops - 1].name, "end") && ops[nops - 1].na > 0 &&
+		!strcmp(ops[nops - 1].a[0], "drain");
 	drain_mode = drain;
 	pdrm = drm_open();
 	for (int s = 0; s < MAXSEM; s++)
@@ -986,9 +1244,15 @@ int main(int argc, char **argv)
 				   (void *)(intptr_t)t))
 			die("pthread_create");
 	thread_main((void *)(intptr_t)0);
+	if (!strcmp(ops[nops - 1].name, "exit")) {
+		/* T0's ops have run; a worker's exit ends the process */
+		for (;;)
+			pause();
+	}
 	/* T0's "end" has run (the last op): everything was released. */
 	(void)all_released();
 	if (!drain) {
+		forks_close();
 		atomic_store(&exiting, true);
 		wlog("X return");
 		return 0; /* with whatever is pending: docs/streams.md, exit */
@@ -1018,6 +1282,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nops; i++)
 		if (!finished[i])
 			wlog("D stuck %d", i);
+	forks_close();
 	atomic_store(&cleanup_go, true);
 	for (int t = 1; t <= nworkers; t++)
 		pthread_join(th[t], NULL);
