@@ -19,6 +19,7 @@
 #include "ops.h"
 #include "registry.h"
 #include "runtime.h"
+#include "noise.h"
 
 hipError_t hx_graph_destroy(hipGraph_t graph)
 {
@@ -234,6 +235,7 @@ hipError_t hx_stream_begin_capture(hipStream_t stream, int mode, bool spt)
 	 * before the capture can start. */
 	guarded = hx_capture_guard_lock();
 	atomic_fetch_add_explicit(&hx_captures_live, 1, memory_order_acq_rel);
+	hx_noise();
 	err = real(stream, mode);
 	err = capture_begin_done(err, capture_key(stream, spt),
 				 spt ? "hipStreamBeginCapture_spt" : "hipStreamBeginCapture");
@@ -315,6 +317,7 @@ hipError_t hx_stream_end_capture(hipStream_t stream, hipGraph_t *graph, bool spt
 		return hipErrorNotSupported;
 	}
 	guarded = hx_capture_guard_lock();
+	hx_noise();
 	err = real(stream, graph);
 	/* Over only if the stream says so now: a refused call (no pGraph,
 	 * another thread, a joined stream) leaves it going, and so may an

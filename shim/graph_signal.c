@@ -22,6 +22,7 @@
 #include "ops.h"
 #include "runtime.h"
 #include "streams.h"
+#include "noise.h"
 
 /* ---- graph signal nodes ------------------------------------------------ */
 
@@ -457,6 +458,7 @@ hipError_t hx_intercept_signal(const hipExternalSemaphore_t *hs, const void *par
 		err = signal_maybe_captured(hs, params, n, stream, &op);
 	else
 		err = hx_op_signal(hs, params, n, stream, &op);
+	hx_noise();
 	/* Could a capture have recorded the signal just enqueued?  None began
 	 * or ended through the shim meanwhile (the guard), so only if the
 	 * stream joined a live one (hipStreamWaitEvent on an event captured

@@ -37,6 +37,7 @@
 #include "ops.h"
 #include "runtime.h"
 #include "streams.h"
+#include "noise.h"
 
 static struct gwait *gwaits;
 
@@ -365,6 +366,7 @@ hipError_t hx_intercept_wait(const hipExternalSemaphore_t *hs, const void *param
 		err = wait_maybe_captured(hs, params, n, stream, &recorded);
 	else
 		err = hx_op_wait(hs, params, n, stream);
+	hx_noise();
 	/* Refused because of a capture after all: the stream joined one (an
 	 * event captured elsewhere, through a call the shim does not wrap)
 	 * between the decision and the enqueue, or one began from inside the

@@ -16,6 +16,7 @@
 #include "abi_rule.h"
 #include "hot.h"
 #include "log.h"
+#include "noise.h"
 
 struct hx_runtime hx_rt;
 
@@ -482,6 +483,7 @@ void hx_capture_guard_enter(void)
 		pthread_mutex_unlock(&guard_mutex);
 	}
 	tls_guard = true;
+	hx_noise();
 }
 
 HX_HOT_PATH
@@ -581,6 +583,7 @@ bool hx_capture_guard_lock(void)
 			usleep(250);
 		pthread_mutex_lock(&guard_mutex);
 	}
+	hx_noise();
 	return true;
 }
 

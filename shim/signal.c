@@ -23,6 +23,7 @@
 #include "signal_poll.h"
 #include "streams.h"
 #include "trace.h"
+#include "noise.h"
 
 /* Signals `sem` (at `value` if it is a timeline); a failure is logged. */
 static void signal_sem(const struct hx_sem *sem, uint64_t value)
@@ -152,6 +153,7 @@ void hx_op_signal_settle(struct signal_op *op, bool kept)
 
 static void signal_host_fn(void *data)
 {
+	hx_noise();
 	run_signal(data);
 }
 

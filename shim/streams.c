@@ -61,6 +61,7 @@
 #include "intercept.h"
 #include "log.h"
 #include "runtime.h"
+#include "noise.h"
 
 bool hx_stream_valid(hipStream_t stream)
 {
@@ -112,6 +113,7 @@ hipError_t hx_stream_destroy(hipStream_t stream)
 		return hipErrorNotSupported;
 	}
 	atomic_fetch_add_explicit(&hx_streams_destroyed, 1, memory_order_acq_rel);
+	hx_noise();
 	return hx_rt.StreamDestroy(stream);
 }
 

@@ -38,6 +38,7 @@
 #include "hot.h"
 #include "log.h"
 #include "waiter_private.h"
+#include "noise.h"
 
 /* Set under hx_w.lock once the threads run; read without it (waiter.h). */
 atomic_bool hx_waiter_started;
@@ -92,6 +93,7 @@ static void *eventfd_thread(void *arg)
 			continue;
 		}
 		epoll_failures = 0;
+		hx_noise();
 		struct hx_wait_entry *done = NULL;
 		uint64_t cnt;
 		/* The kick is consumed before the queue is taken: a hand-over

@@ -72,3 +72,9 @@ void cpuhip_noise(void)
 		sched_yield();
 	}
 }
+
+/* The same noise for a test build of the shim (its noise points, shim/noise.h). */
+CPUHIP_EXPORT void cpuhipTestNoise(void)
+{
+	cpuhip_noise();
+}

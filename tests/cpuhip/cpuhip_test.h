@@ -28,6 +28,8 @@ int cpuhipTestMipmapCalls(void);
 int cpuhipTestLiveStreams(void);
 /* Number of events created and not yet destroyed. */
 int cpuhipTestLiveEvents(void);
+/* One of CPUHIP_NOISE's points, for a test build of the shim. */
+void cpuhipTestNoise(void);
 /* 5 or 6: the flavour of the loaded library. */
 int cpuhipTestAbi(void);
 /* (6.x flavour) The next hipLaunchHostFunc of the process first begins a Global capture
