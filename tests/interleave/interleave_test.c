@@ -20,12 +20,16 @@
  *
  * The oracle (every case): no crash; a wait never passes before its
  * signal; each signal is delivered exactly once (directly or by the
- * captured graph's every launch), a refused call answers an error and
+ * captured graph's every launch), and the shim made exactly one signal
+ * call on its handle for each delivery the case took (counted in the
+ * libdrm definitions below); a refused call answers an error and
  * the shim logs it; the semaphore still works afterwards; no file
- * descriptor is left over across the repeats; nothing blocks longer than
- * its bound, except the interferences documented to block until a
- * signal (stream destroy with a wait pending), which must complete once
- * the case signals.
+ * descriptor, and nothing in the shim's counters (hipextsemGetStats), is
+ * left over across the repeats; a forked child can use the shim; nothing
+ * blocks longer than its bound, except the interferences documented to
+ * block until a signal (stream destroy with a wait pending), which must
+ * complete once the case signals.  An interference that cannot affect
+ * the operation is the generator's error: the case fails.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -85,6 +89,32 @@ static bool drm_call(int kind, int fd)
 
 #define NEXT(name, type) ((type)dlsym(RTLD_NEXT, name))
 
+/* ---- the shim's signals, counted per sync object ---------------------
+ * A binary syncobj's state is idempotent: a signal delivered twice looks
+ * like one.  So the oracle counts the signal calls the shim makes on its
+ * own handle for each of the case's syncobjs (the one its
+ * drmSyncobjFDToHandle gave it at the import) and holds them against the
+ * deliveries the case took (a signaled syncobj seen and reset).  A call
+ * is counted before it is made, so that one whose effect the case has
+ * seen is always in the count; one that failed is taken back. */
+struct tracked {
+	_Atomic uint32_t shim_h; /* the shim's handle, 0 when it has none */
+	atomic_int calls;        /* signal calls on it that reached the kernel */
+	int seen;                /* deliveries the case took */
+};
+static struct tracked tr_h, tr_h2; /* c.h, c.h2 */
+static _Atomic uint32_t last_import;
+
+static void count_signals(const uint32_t *handles, uint32_t count, int by)
+{
+	struct tracked *const all[] = { &tr_h, &tr_h2 };
+
+	for (uint32_t i = 0; i < count; i++)
+		for (unsigned j = 0; j < sizeof(all) / sizeof(all[0]); j++)
+			if (handles[i] && atomic_load(&all[j]->shim_h) == handles[i])
+				atomic_fetch_add(&all[j]->calls, by);
+}
+
 int drmSyncobjCreate(int fd, uint32_t flags, uint32_t *handle)
 {
 	if (drm_call(D_CREATE, fd))
@@ -96,14 +126,25 @@ int drmSyncobjDestroy(int fd, uint32_t handle)
 {
 	if (drm_call(D_DESTROY, fd))
 		return -EIO;
-	return NEXT("drmSyncobjDestroy", int (*)(int, uint32_t))(fd, handle);
+	int ret = NEXT("drmSyncobjDestroy", int (*)(int, uint32_t))(fd, handle);
+	/* The number may name another object of the shim's from now on. */
+	if (ret == 0 && shim_fd(fd)) {
+		uint32_t h = handle;
+		(void)atomic_compare_exchange_strong(&tr_h.shim_h, &h, 0);
+		h = handle;
+		(void)atomic_compare_exchange_strong(&tr_h2.shim_h, &h, 0);
+	}
+	return ret;
 }
 
 int drmSyncobjFDToHandle(int fd, int obj_fd, uint32_t *handle)
 {
 	if (drm_call(D_FD2H, fd))
 		return -EIO;
-	return NEXT("drmSyncobjFDToHandle", int (*)(int, int, uint32_t *))(fd, obj_fd, handle);
+	int ret = NEXT("drmSyncobjFDToHandle", int (*)(int, int, uint32_t *))(fd, obj_fd, handle);
+	if (ret == 0 && shim_fd(fd))
+		atomic_store(&last_import, *handle);
+	return ret;
 }
 
 int drmSyncobjHandleToFD(int fd, uint32_t handle, int *obj_fd)
@@ -117,15 +158,29 @@ int drmSyncobjSignal(int fd, const uint32_t *handles, uint32_t count)
 {
 	if (drm_call(D_SIGNAL, fd))
 		return -EIO;
-	return NEXT("drmSyncobjSignal", int (*)(int, const uint32_t *, uint32_t))(fd, handles, count);
+	bool shim = shim_fd(fd);
+	if (shim)
+		count_signals(handles, count, 1);
+	int ret = NEXT("drmSyncobjSignal", int (*)(int, const uint32_t *, uint32_t))(fd, handles,
+										   count);
+	if (ret && shim)
+		count_signals(handles, count, -1);
+	return ret;
 }
 
 int drmSyncobjTimelineSignal(int fd, const uint32_t *handles, uint64_t *points, uint32_t count)
 {
 	if (drm_call(D_TLSIGNAL, fd))
 		return -EIO;
-	return NEXT("drmSyncobjTimelineSignal",
-		    int (*)(int, const uint32_t *, uint64_t *, uint32_t))(fd, handles, points, count);
+	bool shim = shim_fd(fd);
+	if (shim)
+		count_signals(handles, count, 1);
+	int ret = NEXT("drmSyncobjTimelineSignal",
+		       int (*)(int, const uint32_t *, uint64_t *, uint32_t))(fd, handles, points,
+									      count);
+	if (ret && shim)
+		count_signals(handles, count, -1);
+	return ret;
 }
 
 int drmSyncobjReset(int fd, const uint32_t *handles, uint32_t count)
@@ -300,9 +355,95 @@ static hipGraph_t owner_end(hipError_t *err)
 
 /* ---- interferences -------------------------------------------------- */
 
+static const char *point;   /* ENTRY:N:WHEN, fault:CALL:N, or NULL (dry run) */
+
 static void say(const char *what, hipError_t e)
 {
 	printf("interference %s: %s\n", what, hipGetErrorName(e));
+}
+
+static void host_mark(void *p);
+static hipError_t mark(hipStream_t st, uint64_t *flag);
+
+#define CHILD_CHECK(cond, step)                                                              \
+	do {                                                                                 \
+		if (!(cond)) {                                                               \
+			printf("fork child: step %d failed: %s (%s)\n", step, #cond,           \
+			       strerror(errno));                                             \
+			fflush(stdout);                                                      \
+			_exit(10 + step);                                                    \
+		}                                                                            \
+	} while (0)
+
+/* The fork interference's child uses the shim, as a child that goes on
+ * with HIP would: a lock it inherited held (the parent's operation was
+ * at a boundary point, another of its threads anywhere) hangs it, and
+ * state of the parent's it kept (its render node file, its waiter
+ * thread, its registry) fails a step; the child must have fresh state
+ * (docs/semantics.md, fork).  It never returns: _exit, so that nothing of
+ * the parent's (atexit handlers, destructors) runs twice; the alarm ends a
+ * hang, and the parent names the step from the exit status. */
+/* A runtime call of the child's: its answer, or the step's failure. */
+static void child_hip(hipError_t e, int step, const char *what)
+{
+	if (e == hipSuccess)
+		return;
+	printf("fork child: step %d failed: %s answered %s\n", step, what, hipGetErrorName(e));
+	fflush(stdout);
+	_exit(10 + step);
+}
+
+static _Noreturn void fork_child(void)
+{
+	static uint64_t passed_wait;
+	hipExternalSemaphore_t s = NULL;
+	hipStream_t st = NULL;
+	uint32_t h = 0;
+	int fd, sofd = -1;
+
+	alarm(10);
+	/* Not the parent's file: its own, for the test's side (the shim's
+	 * calls are on the others), and none of the parent's counting or
+	 * faults. */
+	fd = open(getenv("HIPEXTSEM_RENDER_NODE") ? getenv("HIPEXTSEM_RENDER_NODE")
+						  : "/dev/dri/renderD128", O_RDWR | O_CLOEXEC);
+	CHILD_CHECK(fd >= 0, 1);
+	drm = fd;
+	atomic_store(&dcount_on, false);
+	fault_kind = -1;
+	atomic_store(&tr_h.shim_h, 0);
+	atomic_store(&tr_h2.shim_h, 0);
+	/* The parent's captures (the case's, an interference's) are copied
+	 * into the child's runtime but are nobody's here: the child's calls
+	 * must not count as unsafe ones during them, which would refuse
+	 * its synchronize (the child's thread in Relaxed mode). */
+	int mode = HX_CAPTURE_MODE_RELAXED;
+	child_hip(hipThreadExchangeStreamCaptureMode(&mode), 1,
+		  "hipThreadExchangeStreamCaptureMode");
+	CHILD_CHECK(drmSyncobjCreate(fd, 0, &h) == 0, 2);
+	CHILD_CHECK(drmSyncobjHandleToFD(fd, h, &sofd) == 0, 2);
+	child_hip(import_fd(&s, sofd, false), 3, "hipImportExternalSemaphore");
+	child_hip(hipStreamCreate(&st), 4, "hipStreamCreate");
+	/* A signal through the shim lands. */
+	child_hip(signal1(s, 0, st), 5, "hipSignalExternalSemaphoresAsync");
+	child_hip(hipStreamSynchronize(st), 5, "hipStreamSynchronize");
+	CHILD_CHECK(so_wait(fd, h, 0, 5000) == 0, 6);
+	CHILD_CHECK(drmSyncobjReset(fd, &h, 1) == 0, 6);
+	/* A wait through the shim holds the stream until the signal. */
+	child_hip(wait1(s, 0, st), 7, "hipWaitExternalSemaphoresAsync");
+	child_hip(mark(st, &passed_wait), 7, "the host callback's enqueue");
+	sleep_ms(50);
+	CHILD_CHECK(!load64(&passed_wait), 8);
+	CHILD_CHECK(drmSyncobjSignal(fd, &h, 1) == 0, 9);
+	for (int i = 0; i < 5000 && !load64(&passed_wait); i++)
+		sleep_ms(1);
+	CHILD_CHECK(load64(&passed_wait), 9);
+	child_hip(hipStreamSynchronize(st), 10, "hipStreamSynchronize");
+	child_hip(hipStreamDestroy(st), 10, "hipStreamDestroy");
+	child_hip(hipDestroyExternalSemaphore(s), 11, "hipDestroyExternalSemaphore");
+	CHILD_CHECK(drmSyncobjDestroy(fd, h) == 0, 11);
+	close(fd);
+	_exit(0);
 }
 
 static void interfere(void *arg, hipStream_t call_stream)
@@ -313,15 +454,19 @@ static void interfere(void *arg, hipStream_t call_stream)
 
 	if (strcmp(a, "capture-global") == 0 || strcmp(a, "capture-thread") == 0 ||
 	    strcmp(a, "capture-relaxed") == 0) {
-		if (own.live) {
-			printf("interference %s: the stream is captured already\n", a);
-			return;
-		}
+		/* A begin on a stream the case captures already is refused and
+		 * changes nothing: a case that tests nothing. */
+		if (own.live)
+			FAIL("generator error: %s at %s: the operation's stream is captured "
+			     "already, the interference does nothing", a, point);
 		/* This thread owns the capture until owner_end. */
 		owner_reset(a[8] == 'g' ? 0 : a[8] == 't' ? 1 : 2);
 		owner_body(a);
 	} else if (strcmp(a, "capture-end") == 0) {
 		hipError_t e;
+		if (!own.live)
+			FAIL("generator error: %s at %s: no capture of the case's is live, the "
+			     "interference does nothing", a, point);
 		hipGraph_t g = owner_end(&e);
 		say(a, e);
 		/* The test's own capture is over: its graph is the test's to
@@ -329,6 +474,10 @@ static void interfere(void *arg, hipStream_t call_stream)
 		own.graph = g;
 		own.ended = true;
 	} else if (strcmp(a, "capture-invalidate") == 0) {
+		/* (A query of a stream not capturing invalidates nothing.) */
+		if (!own.live)
+			FAIL("generator error: %s at %s: the operation's stream is not capturing, "
+			     "the interference does nothing", a, point);
 		say(a, hipStreamQuery(c.st));
 	} else if (strcmp(a, "stream-destroy") == 0) {
 		atomic_store(&c.st_gone, true);
@@ -368,9 +517,14 @@ static void interfere(void *arg, hipStream_t call_stream)
 		pid_t pid = fork();
 		int status = 0;
 		if (pid == 0)
-			_exit(0);
-		CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
-		      WEXITSTATUS(status) == 0, "the forked child failed");
+			fork_child();
+		CHECK(pid > 0, "fork: %s", strerror(errno));
+		CHECK(waitpid(pid, &status, 0) == pid, "waitpid: %s", strerror(errno));
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "the forked child failed (%s %d; the step it failed at is printed above)",
+		      WIFSIGNALED(status) ? "signal" : "exit status",
+		      WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+		printf("interference fork: the child used the shim and exited 0\n");
 	} else if (strcmp(a, "exit") == 0) {
 		printf("interference exit: exit(0) from another thread\n");
 		passed = true; /* the exit status tells */
@@ -425,6 +579,46 @@ static bool so_within(uint32_t h, unsigned ms)
 static void so_reset(uint32_t h)
 {
 	CHECK(drmSyncobjReset(drm, &h, 1) == 0, "reset");
+}
+
+/* Imports a fresh syncobj as a binary semaphore; its signals by the shim
+ * are counted in t from here. */
+static hipExternalSemaphore_t import_tracked(uint32_t *h, struct tracked *t)
+{
+	hipExternalSemaphore_t s;
+
+	atomic_store(&t->shim_h, 0);
+	atomic_store(&last_import, 0);
+	s = sem_import_new(drm, h, false);
+	CHECK(atomic_load(&last_import) != 0, "the shim's import made no drmSyncobjFDToHandle "
+	      "call: its signals cannot be counted");
+	atomic_store(&t->calls, 0);
+	t->seen = 0;
+	atomic_store(&t->shim_h, atomic_load(&last_import));
+	return s;
+}
+
+/* Whether h was signaled; if so, a delivery taken (h reset). */
+static int take(struct tracked *t, uint32_t h)
+{
+	if (!so_signaled(h))
+		return 0;
+	so_reset(h);
+	t->seen++;
+	return 1;
+}
+
+/* Every signal call the shim made on the syncobj was a delivery the case
+ * took: none issued twice, none that went nowhere the case looked.  Once
+ * the runtime has run everything queued. */
+static void check_deliveries(struct tracked *t, const char *what)
+{
+	int n = atomic_load(&t->calls);
+
+	printf("%s: %d signal call%s by the shim, %d deliver%s taken\n", what, n,
+	       n == 1 ? "" : "s", t->seen, t->seen == 1 ? "y" : "ies");
+	CHECK(n == t->seen, "%s: the shim made %d signal calls on its syncobj for %d deliveries "
+	      "the case took (a signal issued more than once shows as one)", what, n, t->seen);
 }
 
 static bool flag_within(uint64_t *f, unsigned ms)
@@ -528,7 +722,7 @@ static hipGraphExec_t end_capture_exec(void)
 
 /* Launches x on a fresh stream and waits: the number of deliveries to h
  * it made (0 or 1; h is reset after). */
-static int launch_count(hipGraphExec_t x, uint32_t h, uint64_t *flag)
+static int launch_count(hipGraphExec_t x, struct tracked *t, uint32_t h, uint64_t *flag)
 {
 	hipStream_t ls;
 	int n;
@@ -540,9 +734,7 @@ static int launch_count(hipGraphExec_t x, uint32_t h, uint64_t *flag)
 		CHECK(flag_within(flag, 10000), "the captured graph's work did not run");
 	HIPCHECK(hipStreamSynchronize(ls));
 	HIPCHECK(hipStreamDestroy(ls));
-	n = so_signaled(h);
-	if (n)
-		so_reset(h);
+	n = take(t, h);
 	return n;
 }
 
@@ -559,7 +751,7 @@ static void sem_still_works(void)
 	CHECK(e == hipSuccess, "a later signal of the semaphore answers %s", hipGetErrorName(e));
 	HIPCHECK(hipStreamSynchronize(fs));
 	CHECK(so_within(c.h, 5000), "a later signal of the semaphore was not delivered");
-	so_reset(c.h);
+	(void)take(&tr_h, c.h);
 	/* A wait on another fresh stream stays asynchronous and holds. */
 	uint64_t *f = &c.flag[7];
 	__atomic_store_n(f, 0, __ATOMIC_RELAXED);
@@ -611,7 +803,7 @@ static void drop_stream(void)
 
 static void make_sem(void)
 {
-	c.s = sem_import_new(drm, &c.h, false);
+	c.s = import_tracked(&c.h, &tr_h);
 	atomic_store(&c.s_gone, false);
 	atomic_store(&c.so_touched, false);
 }
@@ -648,11 +840,12 @@ static void op_signal(void)
 		refused("the signal", e);
 	hipGraphExec_t x = end_capture_exec();
 	stream_sync_if_live(c.st);
-	int direct = so_signaled(c.h);
-	if (direct)
-		so_reset(c.h);
-	int l1 = x ? launch_count(x, c.h, NULL) : 0;
-	int l2 = x ? launch_count(x, c.h, NULL) : 0;
+	/* (A destroyed stream was not synchronized: what it ran comes first.) */
+	if (atomic_load(&c.st_gone))
+		(void)hipDeviceSynchronize();
+	int direct = take(&tr_h, c.h);
+	int l1 = x ? launch_count(x, &tr_h, c.h, NULL) : 0;
+	int l2 = x ? launch_count(x, &tr_h, c.h, NULL) : 0;
 	if (x)
 		HIPCHECK(hipGraphExecDestroy(x));
 	printf("signal: %s, delivered %d directly, %d and %d by the captured graph's launches\n",
@@ -677,6 +870,8 @@ static void op_signal(void)
 	so_reset(c.h);
 	sleep_ms(20);
 	CHECK(!so_signaled(c.h), "a signal was delivered after the case was over");
+	(void)hipDeviceSynchronize();
+	check_deliveries(&tr_h, "the semaphore");
 	drop_stream();
 	drop_sem();
 }
@@ -830,6 +1025,8 @@ static void op_wait(void)
 	}
 	so_reset(c.h);
 	sem_still_works();
+	(void)hipDeviceSynchronize();
+	check_deliveries(&tr_h, "the semaphore");
 	drop_stream();
 	drop_sem();
 }
@@ -861,7 +1058,7 @@ static void op_sem_destroy(void)
 	atomic_store(&c.s_gone, true);
 	hipGraphExec_t x = end_capture_exec();
 	if (x) {
-		int n = launch_count(x, c.h, NULL);
+		int n = launch_count(x, &tr_h, c.h, NULL);
 		printf("the captured signal of the destroyed semaphore delivered %d\n", n);
 		HIPCHECK(hipGraphExecDestroy(x));
 	} else if (c.kind != K_CAPTURE && !atomic_load(&c.st_gone)) {
@@ -870,6 +1067,8 @@ static void op_sem_destroy(void)
 		      "destroyed semaphore");
 	}
 	stream_sync_if_live(c.st);
+	(void)hipDeviceSynchronize();
+	check_deliveries(&tr_h, "the destroyed semaphore");
 	drop_stream();
 	drop_sem();
 }
@@ -926,7 +1125,7 @@ static void check_launch(hipGraphExec_t x, hipStream_t st, const char *what)
 	so_signal(drm, c.h, 0);
 	CHECK(count_within(before + 1, 10000), "%s: the graph did not run after the signal", what);
 	CHECK(so_within(c.h2, 10000), "%s: the graph's signal was not delivered", what);
-	so_reset(c.h2);
+	(void)take(&tr_h2, c.h2);
 	HIPCHECK(hipStreamSynchronize(st));
 	CHECK(!so_signaled(c.h), "%s: the graph's wait left its binary signal", what);
 }
@@ -960,7 +1159,7 @@ static void op_graph(void)
 	memset(&gwp, 0, sizeof(gwp));
 	memset(&gsp, 0, sizeof(gsp));
 	make_sem();
-	c.s2 = sem_import_new(drm, &c.h2, false);
+	c.s2 = import_tracked(&c.h2, &tr_h2);
 	make_other();
 	atomic_store(&c.exec_gone, false);
 	c.exec = NULL;
@@ -1037,7 +1236,7 @@ static void op_graph(void)
 			      "injected)");
 			so_reset(c.h);
 			(void)so_within(c.h2, 10000);
-			so_reset(c.h2);
+			(void)take(&tr_h2, c.h2);
 			stream_sync_if_live(ls);
 		} else if (e != hipSuccess) {
 			refused("the launch", e);
@@ -1055,7 +1254,7 @@ static void op_graph(void)
 					      "delivered");
 				stream_sync_if_live(ls);
 			}
-			so_reset(c.h2);
+			(void)take(&tr_h2, c.h2);
 			so_reset(c.h);
 		}
 	}
@@ -1066,7 +1265,7 @@ static void op_graph(void)
 		if (x)
 			HIPCHECK(hipGraphExecDestroy(x));
 		so_reset(c.h);
-		so_reset(c.h2);
+		(void)take(&tr_h2, c.h2);
 	}
 	if (strcmp(op, "exec-destroy") == 0) {
 		uint64_t before = __atomic_load_n(&counter, __ATOMIC_ACQUIRE);
@@ -1087,7 +1286,7 @@ static void op_graph(void)
 			CHECK(so_within(c.h2, 10000), "the destroyed exec's signal was not delivered");
 			stream_sync_if_live(ls);
 		}
-		so_reset(c.h2);
+		(void)take(&tr_h2, c.h2);
 		so_reset(c.h);
 	}
 	/* The exec, if still there, works at every later launch (after a
@@ -1112,6 +1311,12 @@ out:
 	HIPCHECK(hipGraphDestroy(c.g));
 	so_reset(c.h);
 	sem_still_works();
+	(void)hipDeviceSynchronize();
+	/* Each run of the graph signaled once (a run the case did not
+	 * look for is taken here). */
+	(void)take(&tr_h2, c.h2);
+	check_deliveries(&tr_h2, "the graph's signal semaphore");
+	check_deliveries(&tr_h, "the graph's wait semaphore");
 	drop_stream();
 	HIPCHECK(hipDestroyExternalSemaphore(c.s2));
 	drmSyncobjDestroy(drm, c.h2);
@@ -1120,8 +1325,6 @@ out:
 #endif
 
 /* ---- arming ---------------------------------------------------------- */
-
-static const char *point;   /* ENTRY:N:WHEN, fault:CALL:N, or NULL (dry run) */
 
 static void arm(void)
 {
@@ -1267,6 +1470,60 @@ static enum kind parse_kind(const char *kind)
 	return k;
 }
 
+/* An interference that cannot affect the operation makes a case that
+ * tests nothing and passes: refused as the generator's error
+ * (tests/interleave/run-matrix), before anything runs.  The ones that
+ * turn out to do nothing only as the case runs (a capture's begin on a
+ * stream captured already) are refused by the interference itself. */
+static void check_generated(void)
+{
+	bool graph = strcmp(c.op, "signal") != 0 && strcmp(c.op, "wait") != 0 &&
+		     strcmp(c.op, "sem-destroy") != 0;
+	const char *why = NULL;
+
+	if (interf_is("capture-global") || interf_is("capture-thread") ||
+	    interf_is("capture-relaxed")) {
+		if (c.kind == K_CAPTURE)
+			why = "the operation's stream is captured already: the begin is refused";
+		else if (c.kind == K_SPT)
+			why = "on another thread hipStreamPerThread is that thread's own stream: "
+			      "its capture holds nothing of the operation's";
+		else if (graph && strcmp(c.op, "launch") != 0)
+			why = "the operation uses no stream";
+	} else if (interf_is("capture-end") || interf_is("capture-invalidate")) {
+		if (c.kind != K_CAPTURE)
+			why = "the operation's stream is not capturing";
+	} else if (interf_is("stream-destroy")) {
+		if (c.kind == K_SPT)
+			why = "hipStreamPerThread cannot be destroyed: the destroy is refused";
+	} else if (interf_is("exec-launch") || interf_is("exec-destroy")) {
+		if (!graph)
+			why = "the case has no exec of its own";
+	}
+	if (why)
+		FAIL("generator error: %s on %s %s: %s; the interference does nothing",
+		     c.interf, c.op, c.kind == K_SPT ? "spt" : c.kind == K_CAPTURE ? "capture"
+										: "plain", why);
+}
+
+/* The shim's counters (shim/ops.h struct hx_stats, exported as
+ * hipextsemGetStats): what a run of the operation leaves behind in it. */
+struct hx_stats_view {
+	unsigned live_sems, pending_waits, pending_signals, slots_allocated;
+};
+
+static struct hx_stats_view shim_stats(void)
+{
+	static void (*get)(struct hx_stats_view *);
+	struct hx_stats_view st = { 0 };
+
+	if (!get)
+		get = (void (*)(struct hx_stats_view *))dlsym(RTLD_DEFAULT, "hipextsemGetStats");
+	CHECK(get, "hipextsemGetStats not found: the shim is not loaded");
+	get(&st);
+	return st;
+}
+
 static void warm_up(void)
 {
 	hipStream_t w;
@@ -1285,6 +1542,7 @@ static void warm_up(void)
 int main(int argc, char **argv)
 {
 	int fds[2];
+	struct hx_stats_view stats[2];
 	const int reps = 2;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -1337,6 +1595,7 @@ int main(int argc, char **argv)
 	c.kind = parse_kind(argv[2]);
 	point = argv[3];
 	c.interf = argv[4];
+	check_generated();
 	if (strncmp(point, "fault:", 6) == 0) {
 		char call[32];
 		int n = 0;
@@ -1364,9 +1623,25 @@ int main(int argc, char **argv)
 		if (!reached)
 			printf("repeat %d: %s not reached (a first use)\n", i + 1, point);
 		fds[i] = count_fds();
+		stats[i] = shim_stats();
+		printf("repeat %d: %d fds; shim: %u live semaphores, %u pending waits, %u pending "
+		       "signals, %u wait slots\n", i + 1, fds[i], stats[i].live_sems,
+		       stats[i].pending_waits, stats[i].pending_signals, stats[i].slots_allocated);
 	}
 	CHECK(fds[1] <= fds[0], "file descriptors grew over the repeats: %d, then %d", fds[0],
 	      fds[1]);
+	/* What the first run made once (a slot chunk, a helper) stays; what
+	 * the second adds to it is a leak: a semaphore, a wait or signal
+	 * record never released, slots never given back. */
+	CHECK(stats[1].live_sems <= stats[0].live_sems &&
+	      stats[1].pending_waits <= stats[0].pending_waits &&
+	      stats[1].pending_signals <= stats[0].pending_signals &&
+	      stats[1].slots_allocated <= stats[0].slots_allocated,
+	      "the shim's state grew over the repeats (live semaphores %u, then %u; pending waits "
+	      "%u, then %u; pending signals %u, then %u; wait slots %u, then %u)",
+	      stats[0].live_sems, stats[1].live_sems, stats[0].pending_waits,
+	      stats[1].pending_waits, stats[0].pending_signals, stats[1].pending_signals,
+	      stats[0].slots_allocated, stats[1].slots_allocated);
 	passed = true;
 	printf("ok: %s %s %s %s\n", c.op, argv[2], point, c.interf);
 	return 0;
