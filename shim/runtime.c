@@ -447,6 +447,31 @@ static __attribute__((noinline, cold)) struct guard_slot *guard_slot_get(void)
 	return slot;
 }
 
+/* Sets the slot active, then reads whether a writer is there (the Dekker
+ * pair of hx_capture_guard_lock's store and scan). */
+static inline bool guard_announce(struct guard_slot *slot)
+{
+	atomic_store_explicit(&slot->active, 1, memory_order_relaxed);
+	if (atomic_load_explicit(&guard_membarrier, memory_order_relaxed))
+		atomic_signal_fence(memory_order_seq_cst);
+	else
+		atomic_thread_fence(memory_order_seq_cst);
+	return atomic_load_explicit(&guard_writer, memory_order_acquire);
+}
+
+/* A writer is there: step back, wait for its mutex, try again.  Counted
+ * in guard_waiting, which a writer that lets calls through looks at. */
+static __attribute__((noinline, cold)) void guard_enter_wait(struct guard_slot *slot)
+{
+	atomic_fetch_add_explicit(&guard_waiting, 1, memory_order_relaxed);
+	do {
+		atomic_store_explicit(&slot->active, 0, memory_order_release);
+		pthread_mutex_lock(&guard_mutex);
+		pthread_mutex_unlock(&guard_mutex);
+	} while (guard_announce(slot));
+	atomic_fetch_sub_explicit(&guard_waiting, 1, memory_order_relaxed);
+}
+
 HX_HOT_PATH
 void hx_capture_guard_enter(void)
 {
@@ -463,25 +488,8 @@ void hx_capture_guard_enter(void)
 			return;
 		}
 	}
-	for (bool waited = false;;) {
-		atomic_store_explicit(&slot->active, 1, memory_order_relaxed);
-		if (atomic_load_explicit(&guard_membarrier, memory_order_relaxed))
-			atomic_signal_fence(memory_order_seq_cst);
-		else
-			atomic_thread_fence(memory_order_seq_cst);
-		if (!atomic_load_explicit(&guard_writer, memory_order_acquire)) {
-			if (waited)
-				atomic_fetch_sub_explicit(&guard_waiting, 1, memory_order_relaxed);
-			break;
-		}
-		atomic_store_explicit(&slot->active, 0, memory_order_release);
-		if (!waited) {
-			waited = true;
-			atomic_fetch_add_explicit(&guard_waiting, 1, memory_order_relaxed);
-		}
-		pthread_mutex_lock(&guard_mutex);
-		pthread_mutex_unlock(&guard_mutex);
-	}
+	if (__builtin_expect(guard_announce(slot), 0))
+		guard_enter_wait(slot);
 	tls_guard = true;
 	hx_noise();
 }
