@@ -54,9 +54,11 @@ MUTANTS = [
     dict(name="begin-capture-unguarded", file="shim/graph.c",
          edits=[("\tguarded = hx_capture_guard_lock();\n"
                  "\tatomic_fetch_add_explicit(&hx_captures_live, 1, memory_order_acq_rel);\n"
+                 "\thx_noise();\n"
                  "\terr = real(stream, mode);\n",
                  "\tguarded = false;\n"
                  "\tatomic_fetch_add_explicit(&hx_captures_live, 1, memory_order_acq_rel);\n"
+                 "\thx_noise();\n"
                  "\terr = real(stream, mode);\n")],
          desc="hipStreamBeginCapture does not take the capture guard's writer lock",
          drm=r"^graph\.shim\.abi6\.(capture-come-go|capture-race|capture-race-wait|capture-modes)$"),
