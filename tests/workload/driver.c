@@ -1105,8 +1105,8 @@ static void parse(const char *path)
 		tok = strtok_r(line, " \t\r\n", &save);
 		if (!tok)
 			continue;
-		if (!strcmp(tok, "noise"))
-			continue; /* the runner's (CPUHIP_NOISE) */
+		if (!strcmp(tok, "noise") || !strcmp(tok, "mode"))
+			continue; /* the runner's (CPUHIP_NOISE, the shim's environment) */
 		if (!strcmp(tok, "threads")) {
 			tok = strtok_r(NULL, " \t\r\n", &save);
 			nworkers = tok ? atoi(tok) : 0;
