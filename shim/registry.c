@@ -276,14 +276,17 @@ static const char *describe_fd(int fd, char *buf, size_t n)
  * fence (*sync_file set).  Which of the two the fd is, the kernel says:
  * each import checks the file's type and refuses any other (EINVAL), so
  * nothing is guessed from names, /proc or ioctls sent to the fd itself. */
-static int import_locked(int fd, uint32_t *handle, bool *sync_file)
+/* A syncobj fd, else a sync_file fd.  On failure *step names the ioctl
+ * that failed; -EINVAL (from both imports) means the fd is neither. */
+static int import_locked(int fd, uint32_t *handle, bool *sync_file, const char **step)
 {
 	int ret = hx_sync_import_fd(&hx_reg.dev, fd, handle);
 
 	*sync_file = false;
+	*step = "DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE";
 	if (ret != -EINVAL)
 		return ret;
-	ret = hx_sync_import_sync_file(&hx_reg.dev, fd, handle);
+	ret = hx_sync_import_sync_file(&hx_reg.dev, fd, handle, step);
 	if (ret == 0)
 		*sync_file = true;
 	return ret;
@@ -295,6 +298,7 @@ hipError_t hx_op_import(hipExternalSemaphore_t *out, const void *desc)
 	bool timeline, first, sync_file = false, as_timeline = false;
 	uint64_t last_point = 0;
 	uint32_t handle;
+	const char *step;
 	int type, fd, ret;
 
 	SET_UP_OR_FORWARD(ImportExternalSemaphore, out, desc);
@@ -361,14 +365,21 @@ hipError_t hx_op_import(hipExternalSemaphore_t *out, const void *desc)
 		       strerror(e));
 		return hipErrorInvalidValue;
 	}
-	ret = import_locked(fd, &handle, &sync_file);
+	ret = import_locked(fd, &handle, &sync_file, &step);
 	if (ret) {
 		char what[80];
 		pthread_mutex_unlock(&hx_reg.lock);
-		hx_err("hipImportExternalSemaphore: fd %d%s is neither a DRM sync object nor a "
-		       "sync_file (DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE: %s)", fd,
-		       describe_fd(fd, what, sizeof(what)), strerror(-ret));
-		return ret == -ENOMEM ? hipErrorOutOfMemory : hipErrorInvalidValue;
+		if (ret == -EINVAL) {
+			hx_err("hipImportExternalSemaphore: fd %d%s is neither a DRM sync object "
+			       "nor a sync_file (DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE: %s)", fd,
+			       describe_fd(fd, what, sizeof(what)), strerror(-ret));
+			return hipErrorInvalidValue;
+		}
+		/* The kernel failed a call the fd was fine for (memory, a
+		 * handle limit, a driver error): not the caller's input. */
+		hx_err("hipImportExternalSemaphore: fd %d%s: %s failed: %s", fd,
+		       describe_fd(fd, what, sizeof(what)), step, strerror(-ret));
+		return ret == -ENOMEM ? hipErrorOutOfMemory : hipErrorOperatingSystem;
 	}
 	if (sync_file && timeline) {
 		hx_sync_destroy(&hx_reg.dev, handle);

@@ -73,16 +73,19 @@ int hx_sync_import_fd(const struct hx_sync_dev *dev, int syncobj_fd, uint32_t *h
 	return neg_errno(drmSyncobjFDToHandle(dev->fd, syncobj_fd, handle));
 }
 
-int hx_sync_import_sync_file(const struct hx_sync_dev *dev, int sync_file_fd, uint32_t *handle)
+int hx_sync_import_sync_file(const struct hx_sync_dev *dev, int sync_file_fd, uint32_t *handle,
+			     const char **step)
 {
 	uint32_t h;
 	int ret = hx_sync_create(dev, false, &h);
 
+	*step = "DRM_IOCTL_SYNCOBJ_CREATE";
 	if (ret)
 		return ret;
 	/* The kernel takes the fence only from a file whose operations are
 	 * the sync_file ones (anything else: EINVAL), and holds its own
 	 * reference to the fence. */
+	*step = "DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE (IMPORT_SYNC_FILE)";
 	ret = neg_errno(drmSyncobjImportSyncFile(dev->fd, h, sync_file_fd));
 	if (ret) {
 		hx_sync_destroy(dev, h);

@@ -44,7 +44,8 @@ int hx_sync_import_fd(const struct hx_sync_dev *dev, int syncobj_fd, uint32_t *h
  * (DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE with IMPORT_SYNC_FILE).  -EINVAL when the
  * kernel finds the file is not a sync_file; nothing is left behind on any
  * failure.  The caller may close sync_file_fd afterwards. */
-int hx_sync_import_sync_file(const struct hx_sync_dev *dev, int sync_file_fd, uint32_t *handle);
+int hx_sync_import_sync_file(const struct hx_sync_dev *dev, int sync_file_fd, uint32_t *handle,
+			     const char **step);
 int hx_sync_export_fd(const struct hx_sync_dev *dev, uint32_t handle, int *syncobj_fd);
 int hx_sync_destroy(const struct hx_sync_dev *dev, uint32_t handle);
 

@@ -387,14 +387,39 @@ CPUHIP_EXPORT void cpuhipTestFailNextHostFunc(void)
 	atomic_store(&fail_next_host_fn, true);
 }
 
+/* The same faults armed for the calling thread's calls only (the
+ * workload's seeded faults: a failure is then known to belong to the op
+ * that thread is running, whatever the other threads call meanwhile). */
+static __thread int fail_mine;
+
+CPUHIP_EXPORT int cpuhipTestFailOnThisThread(int what)
+{
+	int old = fail_mine;
+
+	fail_mine = what;
+	return old;
+}
+
+static bool take_mine(int bit)
+{
+	if (!(fail_mine & bit))
+		return false;
+	fail_mine &= ~bit;
+	return true;
+}
+
 bool cpuhip_take_refuse_wait(void)
 {
+	if (take_mine(CPUHIP_FAIL_STREAM_WAIT))
+		return true;
 	return atomic_load_explicit(&refuse_next_wait, memory_order_relaxed) &&
 	       atomic_exchange(&refuse_next_wait, false);
 }
 
 bool cpuhip_take_fail_event_record(void)
 {
+	if (take_mine(CPUHIP_FAIL_EVENT_RECORD))
+		return true;
 	return atomic_load_explicit(&fail_next_event_record, memory_order_relaxed) &&
 	       atomic_exchange(&fail_next_event_record, false);
 }
@@ -406,6 +431,8 @@ CPUHIP_EXPORT void cpuhipTestFailNextEventRecord(void)
 
 bool cpuhip_take_fail_host_fn(void)
 {
+	if (take_mine(CPUHIP_FAIL_HOST_FN))
+		return true;
 	return atomic_load_explicit(&fail_next_host_fn, memory_order_relaxed) &&
 	       atomic_exchange(&fail_next_host_fn, false);
 }

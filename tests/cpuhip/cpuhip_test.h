@@ -94,6 +94,13 @@ void cpuhipTestFailNextHostFunc(void);
  * records nothing (5.2's per-thread wait orders hipStreamPerThread after
  * the shim's stream with one). */
 void cpuhipTestFailNextEventRecord(void);
+/* The same three faults, one-shot each, for the calling thread's own calls
+ * only: `what` is a mask of CPUHIP_FAIL_*, replacing the thread's armed
+ * set; returns the set armed before (a bit cleared since was taken). */
+#define CPUHIP_FAIL_HOST_FN 1
+#define CPUHIP_FAIL_EVENT_RECORD 2
+#define CPUHIP_FAIL_STREAM_WAIT 4
+int cpuhipTestFailOnThisThread(int what);
 
 #ifdef __cplusplus
 }

@@ -35,6 +35,10 @@
  *   SEQ FK OP EXIT SIG MS   a fork op's child ended: its exit status (-1:
  *        none), the signal that killed it (0: none), the ms from fork to
  *        its reaping
+ *   SEQ FH OP CALL       a seeded fault (HXWORK_FAULTS): the shim's DRM call
+ *        CALL failed with EIO, or the runtime call CALL (rt-hostfn,
+ *        rt-eventrecord) the shim made for op OP failed; OP -1: on a thread
+ *        of the shim's or the runtime's
  *   SEQ X return         main returns with whatever is pending
  *   SEQ X exit           a worker calls exit(0) with whatever is pending
  *   SEQ D phase ...      end-of-program phases (drain, leak checks)
@@ -46,6 +50,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <link.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -151,6 +156,256 @@ static int64_t shimlog_size(void)
 	if (!shimlog || stat(shimlog, &st))
 		return -1;
 	return st.st_size;
+}
+
+/* ---- seeded faults --------------------------------------------------
+ * A program's "faults SEED:PERMILLE" line (HXWORK_FAULTS): from the start
+ * of the program to the drain (or main's return, or a worker's exit),
+ * each DRM sync object call the shim makes fails with EIO with the given
+ * probability, and each semaphore or graph call of a driver thread arms,
+ * with the same probability, a failure of the next hipLaunchHostFunc /
+ * hipStreamAddCallback or hipEventRecord that thread makes in the call
+ * (cpuhip's cpuhipTestFailOnThisThread; the real runtimes have no such
+ * hook).  The draws come from one seeded sequence; which call takes which
+ * draw depends on the threads' timing.  Every failure is logged (FH) with
+ * the op it belongs to, for the model.  The failing definitions below come
+ * ahead of libdrm in the lookup order; a call counts as the shim's when
+ * its return address lies in the shim's object, so libdrm's own calls and
+ * the driver's (the producer) go through untouched.  Not failed: destroy
+ * (the kernel's fails for a bad handle only, and a failed one would leak
+ * the kernel object whatever the shim did). */
+static __thread int cur_op = -1; /* the op a driver thread is running */
+static atomic_bool faults_on;
+static unsigned fault_permille;
+static _Atomic uint64_t fault_rng;
+static uintptr_t shim_lo, shim_hi;
+static int (*fail_mine)(int); /* cpuhipTestFailOnThisThread */
+/* cpuhip_test.h: CPUHIP_FAIL_HOST_FN, CPUHIP_FAIL_EVENT_RECORD (the real
+ * runtimes' driver does not include it) */
+#define RT_FAIL_HOST_FN 1
+#define RT_FAIL_EVENT_RECORD 2
+
+static bool fault_draw(void)
+{
+	uint64_t x = atomic_load(&fault_rng), y;
+
+	do {
+		y = x;
+		y ^= y << 13;
+		y ^= y >> 7;
+		y ^= y << 17;
+	} while (!atomic_compare_exchange_weak(&fault_rng, &x, y));
+	return (y >> 11) % 1000 < fault_permille;
+}
+
+static int find_shim(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	(void)arg;
+	if (!info->dlpi_name || !strstr(info->dlpi_name, "libextsem"))
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		if (!shim_lo || lo < shim_lo)
+			shim_lo = lo;
+		if (hi > shim_hi)
+			shim_hi = hi;
+	}
+	return 1;
+}
+
+static void faults_setup(void)
+{
+	const char *f = getenv("HXWORK_FAULTS");
+	unsigned long long seed;
+	unsigned pm;
+
+	if (!f || sscanf(f, "%llu:%u", &seed, &pm) != 2 || !pm)
+		return;
+	fault_permille = pm > 1000 ? 1000 : pm;
+	atomic_store(&fault_rng, (uint64_t)seed * 0x9e3779b97f4a7c15ULL | 1);
+	dl_iterate_phdr(find_shim, NULL);
+	if (!shim_hi)
+		die("HXWORK_FAULTS: the shim (libextsem) is not loaded");
+	*(void **)&fail_mine = dlsym(RTLD_DEFAULT, "cpuhipTestFailOnThisThread");
+}
+
+/* True when the shim's call `call`, returning to ra, is to fail. */
+static bool drm_fault(const char *call, const void *ra)
+{
+	if (!atomic_load_explicit(&faults_on, memory_order_relaxed) || (uintptr_t)ra < shim_lo ||
+	    (uintptr_t)ra >= shim_hi || !fault_draw())
+		return false;
+	wlog("FH %d %s", cur_op, call);
+	errno = EIO;
+	return true;
+}
+
+/* Arms a runtime failure for the calling thread's next call into the
+ * shim; rt_fault_done() disarms it and logs it if it was taken. */
+static int rt_fault_arm(void)
+{
+	int what;
+
+	if (!fail_mine || !atomic_load_explicit(&faults_on, memory_order_relaxed) || !fault_draw())
+		return 0;
+	what = fault_draw() ? RT_FAIL_EVENT_RECORD : RT_FAIL_HOST_FN;
+	fail_mine(what);
+	return what;
+}
+
+static void rt_fault_done(int opi, int armed)
+{
+	int taken;
+
+	if (!armed)
+		return;
+	taken = armed & ~fail_mine(0);
+	if (taken & RT_FAIL_HOST_FN)
+		wlog("FH %d rt-hostfn", opi);
+	if (taken & RT_FAIL_EVENT_RECORD)
+		wlog("FH %d rt-eventrecord", opi);
+}
+
+/* libdrm's definitions, looked up before the program starts (next_init,
+ * from main): a lookup is a dlsym, which takes glibc's loader lock, and a
+ * dlopen op's constructor holds that lock while it waits for a signal the
+ * runtime's callback thread makes through these definitions. */
+enum { N_CREATE, N_FD2H, N_H2FD, N_IMPORT_SF, N_SIGNAL, N_TLSIGNAL, N_RESET, N_QUERY, N_WAIT,
+       N_TLWAIT, N_IOCTL, N_COUNT };
+static const char *const next_name[N_COUNT] = {
+	"drmSyncobjCreate", "drmSyncobjFDToHandle", "drmSyncobjHandleToFD",
+	"drmSyncobjImportSyncFile", "drmSyncobjSignal", "drmSyncobjTimelineSignal",
+	"drmSyncobjReset", "drmSyncobjQuery", "drmSyncobjWait", "drmSyncobjTimelineWait",
+	"drmIoctl",
+};
+static void *next_fn[N_COUNT];
+
+static void *next_get(int i)
+{
+	void *f = __atomic_load_n(&next_fn[i], __ATOMIC_ACQUIRE);
+
+	if (!f) {
+		/* a call before main (the shim's constructor): one thread */
+		f = dlsym(RTLD_NEXT, next_name[i]);
+		if (!f)
+			abort();
+		__atomic_store_n(&next_fn[i], f, __ATOMIC_RELEASE);
+	}
+	return f;
+}
+
+static void next_init(void)
+{
+	for (int i = 0; i < N_COUNT; i++)
+		(void)next_get(i);
+}
+
+#define NEXT(name, type) ((type)next_get(name))
+#define RA __builtin_return_address(0)
+#ifndef DRM_IOCTL_SYNCOBJ_EVENTFD
+struct hxw_syncobj_eventfd {
+	uint32_t handle, flags;
+	uint64_t point;
+	int32_t fd;
+	uint32_t pad;
+};
+#define DRM_IOCTL_SYNCOBJ_EVENTFD DRM_IOWR(0xCF, struct hxw_syncobj_eventfd)
+#endif
+
+int drmSyncobjCreate(int fd, uint32_t flags, uint32_t *handle)
+{
+	if (drm_fault("create", RA))
+		return -EIO;
+	return NEXT(N_CREATE, int (*)(int, uint32_t, uint32_t *))(fd, flags, handle);
+}
+
+int drmSyncobjFDToHandle(int fd, int obj_fd, uint32_t *handle)
+{
+	if (drm_fault("fd-to-handle", RA))
+		return -EIO;
+	return NEXT(N_FD2H, int (*)(int, int, uint32_t *))(fd, obj_fd, handle);
+}
+
+int drmSyncobjHandleToFD(int fd, uint32_t handle, int *obj_fd)
+{
+	if (drm_fault("handle-to-fd", RA))
+		return -EIO;
+	return NEXT(N_H2FD, int (*)(int, uint32_t, int *))(fd, handle, obj_fd);
+}
+
+int drmSyncobjImportSyncFile(int fd, uint32_t handle, int sync_file_fd)
+{
+	if (drm_fault("import-sync-file", RA))
+		return -EIO;
+	return NEXT(N_IMPORT_SF, int (*)(int, uint32_t, int))(fd, handle,
+									     sync_file_fd);
+}
+
+int drmSyncobjSignal(int fd, const uint32_t *handles, uint32_t count)
+{
+	if (drm_fault("signal", RA))
+		return -EIO;
+	return NEXT(N_SIGNAL, int (*)(int, const uint32_t *, uint32_t))(fd, handles,
+										  count);
+}
+
+int drmSyncobjTimelineSignal(int fd, const uint32_t *handles, uint64_t *points, uint32_t count)
+{
+	if (drm_fault("timeline-signal", RA))
+		return -EIO;
+	return NEXT(N_TLSIGNAL,
+		    int (*)(int, const uint32_t *, uint64_t *, uint32_t))(fd, handles, points, count);
+}
+
+int drmSyncobjReset(int fd, const uint32_t *handles, uint32_t count)
+{
+	if (drm_fault("reset", RA))
+		return -EIO;
+	return NEXT(N_RESET, int (*)(int, const uint32_t *, uint32_t))(fd, handles,
+										 count);
+}
+
+int drmSyncobjQuery(int fd, uint32_t *handles, uint64_t *points, uint32_t count)
+{
+	if (drm_fault("query", RA))
+		return -EIO;
+	return NEXT(N_QUERY, int (*)(int, uint32_t *, uint64_t *, uint32_t))(
+		fd, handles, points, count);
+}
+
+int drmSyncobjWait(int fd, uint32_t *handles, unsigned count, int64_t timeout, unsigned flags,
+		   uint32_t *first)
+{
+	if (drm_fault("wait", RA))
+		return -EIO;
+	return NEXT(N_WAIT,
+		    int (*)(int, uint32_t *, unsigned, int64_t, unsigned, uint32_t *))(
+		fd, handles, count, timeout, flags, first);
+}
+
+int drmSyncobjTimelineWait(int fd, uint32_t *handles, uint64_t *points, unsigned count,
+			   int64_t timeout, unsigned flags, uint32_t *first)
+{
+	if (drm_fault("timeline-wait", RA))
+		return -EIO;
+	return NEXT(N_TLWAIT,
+		    int (*)(int, uint32_t *, uint64_t *, unsigned, int64_t, unsigned, uint32_t *))(
+		fd, handles, points, count, timeout, flags, first);
+}
+
+/* The shim's raw ioctls: the query of a syncobj's last point and eventfd
+ * registration. */
+int drmIoctl(int fd, unsigned long request, void *arg)
+{
+	if ((request == DRM_IOCTL_SYNCOBJ_QUERY && drm_fault("query", RA)) ||
+	    (request == DRM_IOCTL_SYNCOBJ_EVENTFD && drm_fault("eventfd", RA)))
+		return -1;
+	return NEXT(N_IOCTL, int (*)(int, unsigned long, void *))(fd, request, arg);
 }
 
 /* ---- syncobj side -------------------------------------------------- */
@@ -360,7 +615,7 @@ static void op_import(int opi, const struct op *o)
 
 static void op_sigwait(int opi, const struct op *o, bool is_signal)
 {
-	int s = semarg(o, 0), live, cs;
+	int s = semarg(o, 0), live, cs, armed;
 	uint64_t v = (uint64_t)num(o, 1);
 	hipStream_t st = stream_arg(o, 2, &live, NULL);
 	hipExternalSemaphore_t h = sem_handle(s);
@@ -370,9 +625,11 @@ static void op_sigwait(int opi, const struct op *o, bool is_signal)
 
 	cs = live == 0 || live == -2 ? -1 : capture_status(st);
 	l0 = shimlog_size();
+	armed = rt_fault_arm();
 	pre = next_seq();
 	e = is_signal ? signal1(h, v, st) : wait1(h, v, st);
 	rlog(opi, e, pre, cs, live, l0);
+	rt_fault_done(opi, armed);
 	if (e == hipSuccess)
 		add_marker(opi, s, st, cs, live);
 }
@@ -383,10 +640,12 @@ static void op_destroy(int opi, const struct op *o)
 	hipExternalSemaphore_t h = sem_handle(s);
 	unsigned long pre;
 	int64_t l0 = shimlog_size();
+	int armed = rt_fault_arm();
 	hipError_t e;
 
 	pre = next_seq();
 	e = hipDestroyExternalSemaphore(h);
+	rt_fault_done(opi, armed);
 	if (e == hipSuccess && atomic_load(&sem_state[s]) == 1)
 		atomic_store(&sem_state[s], 2);
 	rlog(opi, e, pre, -1, -1, l0);
@@ -513,7 +772,7 @@ static void op_graph(int opi, const struct op *o)
 		rlog(opi, e, pre, -1, -1, l0);
 	} else if (!strcmp(o->name, "gnsig") || !strcmp(o->name, "gnwait")) {
 #if HX_TEST_ABI == 6
-		int g = slot(o, 0, MAXG), s = semarg(o, 1);
+		int g = slot(o, 0, MAXG), s = semarg(o, 1), armed;
 		bool is_sig = !strcmp(o->name, "gnsig");
 		hipExternalSemaphore_t h = sem_handle(s);
 		hipGraphNode_t node = NULL, hn;
@@ -533,10 +792,12 @@ static void op_graph(int opi, const struct op *o)
 		np.extSemArray = &h;
 		np.paramsArray = is_sig ? (const void *)&sp : (const void *)&wp;
 		np.numExtSems = 1;
+		armed = rt_fault_arm();
 		pre = next_seq();
 		e = is_sig ? hipGraphAddExternalSemaphoresSignalNode(&node, graphs[g], NULL, 0, &np)
 			   : hipGraphAddExternalSemaphoresWaitNode(&node, graphs[g], NULL, 0, &np);
 		rlog(opi, e, pre, -1, -1, l0);
+		rt_fault_done(opi, armed);
 		if (e == hipSuccess && !is_sig) {
 			struct mark *m = malloc(sizeof(*m));
 			struct hx_host_node_params hp = { mark_fn, m };
@@ -565,16 +826,18 @@ static void op_graph(int opi, const struct op *o)
 		}
 		rlog(opi, e, pre, -1, -1, l0);
 	} else if (!strcmp(o->name, "glaunch")) {
-		int x = slot(o, 0, MAXG), live, cs;
+		int x = slot(o, 0, MAXG), live, cs, armed;
 		hipStream_t st = stream_arg(o, 1, &live, NULL);
 		if (atomic_load(&x_state[x]) != 1 || live == 0 || live == -2) {
 			wlog("S %d dead", opi);
 			return;
 		}
 		cs = capture_status(st);
+		armed = rt_fault_arm();
 		pre = next_seq();
 		e = hipGraphLaunch(execs[x], st);
 		rlog(opi, e, pre, cs, live, l0);
+		rt_fault_done(opi, armed);
 	} else if (!strcmp(o->name, "gxdestroy")) {
 		int x = slot(o, 0, MAXG);
 		if (atomic_load(&x_state[x]) != 1) {
@@ -696,7 +959,8 @@ static __attribute__((noreturn)) void fork_child(int opi)
 	pthread_sigmask(SIG_UNBLOCK, &ss, NULL);
 	signal(SIGALRM, SIG_DFL);
 	alarm(FORK_BOUND_S);
-	atomic_store(&exiting, true); /* the log is the parent's */
+	atomic_store(&faults_on, false); /* the child's steps must pass */
+	atomic_store(&exiting, true);    /* the log is the parent's */
 	/* The forking thread may have a Global or ThreadLocal capture going:
 	 * the child, a copy of it, would have its synchronize refused (900)
 	 * by the runtime, for the parent's capture.  Its own calls are not
@@ -756,27 +1020,17 @@ static __attribute__((noreturn)) void fork_child(int opi)
 }
 
 /* fork() from this thread while the others may be inside any call; the
- * child's end is logged (FK).  The parent kills a child its alarm did not
- * end. */
-static void op_fork(int opi, const struct op *o)
+ * child (fork_child) ends with _exit, and is reaped here: its exit status
+ * (-1: none), the signal that killed it (0: none), the ms it took.  The
+ * parent kills a child its alarm did not end. */
+static void fork_reap(int opi, int *code, int *sig, int64_t *ms)
 {
-	int64_t t0, l0 = shimlog_size();
-	int status = 0, code = -1, sig = 0;
-	unsigned long pre;
-	bool closed;
+	int64_t t0 = now_ns();
+	int status = 0;
 	pid_t pid, r;
 
-	(void)o;
-	pthread_mutex_lock(&tlock);
-	closed = forks_closed;
-	pthread_mutex_unlock(&tlock);
-	if (closed) {
-		/* the process is ending: no child may outlive it */
-		wlog("S %d ending", opi);
-		return;
-	}
-	pre = next_seq();
-	t0 = now_ns();
+	*code = -1;
+	*sig = 0;
 	pid = fork();
 	if (pid < 0)
 		die("fork: %s", strerror(errno));
@@ -796,11 +1050,191 @@ static void op_fork(int opi, const struct op *o)
 	if (r != pid)
 		die("waitpid: %s", strerror(errno));
 	if (WIFEXITED(status))
-		code = WEXITSTATUS(status);
+		*code = WEXITSTATUS(status);
 	else if (WIFSIGNALED(status))
-		sig = WTERMSIG(status);
+		*sig = WTERMSIG(status);
+	*ms = (now_ns() - t0) / 1000000;
+}
+
+/* No fork once the process is about to end: no child may outlive it. */
+static bool forks_allowed(int opi)
+{
+	bool closed;
+
+	pthread_mutex_lock(&tlock);
+	closed = forks_closed;
+	pthread_mutex_unlock(&tlock);
+	if (closed)
+		wlog("S %d ending", opi);
+	return !closed;
+}
+
+/* The child's end is logged (FK). */
+static void op_fork(int opi, const struct op *o)
+{
+	int64_t ms, l0 = shimlog_size();
+	int code, sig;
+	unsigned long pre;
+
+	(void)o;
+	if (!forks_allowed(opi))
+		return;
+	pre = next_seq();
+	fork_reap(opi, &code, &sig, &ms);
 	rlog(opi, hipSuccess, pre, -1, -1, l0);
-	wlog("FK %d %d %d %lld", opi, code, sig, (long long)((now_ns() - t0) / 1000000));
+	wlog("FK %d %d %d %lld", opi, code, sig, (long long)ms);
+}
+
+/* ---- dlopen of a library whose constructor forks or captures --------
+ * libhxwork-ctor.so (ctor_lib.c, next to this driver) runs
+ * hxwork_ctor_req.fn from its constructor, that is inside dlopen, with
+ * glibc's loader lock held: a fork there (the fork op's child), or a
+ * stream capture with a captured signal (ctor_capture).  The library is
+ * closed again at once, so that the next dlopen runs its constructor
+ * again. */
+struct hxwork_ctor_req {
+	int (*fn)(int);
+	int arg;
+	int result;
+};
+__attribute__((visibility("default"))) struct hxwork_ctor_req hxwork_ctor_req;
+static pthread_mutex_t ctor_lock = PTHREAD_MUTEX_INITIALIZER;
+static int ctor_sig;
+static int64_t ctor_ms;
+
+static int ctor_fork(int opi)
+{
+	int code;
+
+	fork_reap(opi, &code, &ctor_sig, &ctor_ms);
+	return code;
+}
+
+/* The constructor's capture: a stream of its own, a Global capture with a
+ * HIP signal of a semaphore of its own in it (6.x; 5.2 captures nothing
+ * of the shim's, docs/graphs.md: an empty capture, then the signal on the
+ * stream), the graph launched, the sync object signaled within 10 s,
+ * everything destroyed.  Returns 0, or the step that failed (CTOR_STEPS
+ * in hxwork). */
+enum {
+	CT_STREAM = 1, CT_IMPORT, CT_BEGIN, CT_SIGNAL, CT_END, CT_LAUNCH, CT_SIGNALED, CT_SYNC,
+	CT_DESTROY
+};
+
+static int ctor_capture(int opi)
+{
+	hipExternalSemaphore_t s;
+	hipGraph_t g = NULL;
+	hipStream_t st;
+	uint32_t h;
+	int ret = 0;
+
+	(void)opi;
+	if (hipStreamCreateWithFlags(&st, hipStreamNonBlocking) != hipSuccess)
+		return CT_STREAM;
+	{
+		int fd;
+
+		h = so_create(pdrm, false);
+		fd = so_export(pdrm, h);
+		s = NULL;
+		if (import_fd(&s, fd, false) != hipSuccess || !s) {
+			/* a seeded fault's doing, or the shim's (the model tells) */
+			close(fd);
+			drmSyncobjDestroy(pdrm, h);
+			hipStreamDestroy(st);
+			return CT_IMPORT;
+		}
+	}
+	if (hipStreamBeginCapture(st, HX_CAPTURE_MODE_GLOBAL) != hipSuccess) {
+		ret = CT_BEGIN;
+		goto out;
+	}
+#if HX_TEST_ABI == 6
+	if (signal1(s, 0, st) != hipSuccess)
+		ret = CT_SIGNAL;
+#endif
+	if (hipStreamEndCapture(st, &g) != hipSuccess || !g)
+		ret = ret ? ret : CT_END;
+	if (ret)
+		goto out;
+#if HX_TEST_ABI == 6
+	{
+		hipGraphExec_t x;
+
+		if (hipGraphInstantiate(&x, g, NULL, NULL, 0) != hipSuccess) {
+			ret = CT_LAUNCH;
+			goto out;
+		}
+		if (hipGraphLaunch(x, st) != hipSuccess)
+			ret = CT_LAUNCH;
+		if (hipStreamSynchronize(st) != hipSuccess)
+			ret = ret ? ret : CT_SYNC;
+		if (hipGraphExecDestroy(x) != hipSuccess)
+			ret = ret ? ret : CT_DESTROY;
+	}
+#else
+	if (signal1(s, 0, st) != hipSuccess)
+		ret = CT_SIGNAL;
+#endif
+	if (!ret && so_wait(pdrm, h, 0, 10000))
+		ret = CT_SIGNALED;
+	if (!ret && hipStreamSynchronize(st) != hipSuccess)
+		ret = CT_SYNC;
+out:
+	if (g && hipGraphDestroy(g) != hipSuccess)
+		ret = ret ? ret : CT_DESTROY;
+	if (hipDestroyExternalSemaphore(s) != hipSuccess)
+		ret = ret ? ret : CT_DESTROY;
+	hipStreamSynchronize(st);
+	if (hipStreamDestroy(st) != hipSuccess)
+		ret = ret ? ret : CT_DESTROY;
+	drmSyncobjDestroy(pdrm, h);
+	return ret;
+}
+
+static void op_dlopen(int opi, const struct op *o)
+{
+	static char path[4096];
+	bool fork_it = o->na > 0 && !strcmp(o->a[0], "fork");
+	int64_t t0, l0 = shimlog_size();
+	unsigned long pre;
+	void *lib;
+
+	if (o->na < 1 || (!fork_it && strcmp(o->a[0], "capture")))
+		die("line %d: dlopen fork|capture", o->line);
+	if (!path[0]) {
+		ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 32);
+		char *slash;
+
+		if (n <= 0)
+			die("readlink /proc/self/exe: %s", strerror(errno));
+		path[n] = '\0';
+		slash = strrchr(path, '/');
+		strcpy(slash ? slash + 1 : path, "libhxwork-ctor.so");
+	}
+	if (fork_it && !forks_allowed(opi))
+		return;
+	pthread_mutex_lock(&ctor_lock);
+	hxwork_ctor_req.fn = fork_it ? ctor_fork : ctor_capture;
+	hxwork_ctor_req.arg = opi;
+	hxwork_ctor_req.result = -1;
+	ctor_sig = 0;
+	ctor_ms = 0;
+	t0 = now_ns();
+	pre = next_seq();
+	lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!lib)
+		die("dlopen %s: %s", path, dlerror());
+	rlog(opi, hipSuccess, pre, -1, -1, l0);
+	if (fork_it)
+		wlog("FK %d %d %d %lld", opi, hxwork_ctor_req.result, ctor_sig, (long long)ctor_ms);
+	else
+		wlog("FK %d %d 0 %lld", opi, hxwork_ctor_req.result,
+		     (long long)((now_ns() - t0) / 1000000));
+	hxwork_ctor_req.fn = NULL;
+	dlclose(lib);
+	pthread_mutex_unlock(&ctor_lock);
 }
 
 /* The producer's ops: raw ioctls on its own DRM file. */
@@ -884,6 +1318,8 @@ static void run_op(int opi, int me)
 		sleep_ms((unsigned)num(o, 0));
 	else if (!strcmp(o->name, "fork"))
 		op_fork(opi, o);
+	else if (!strcmp(o->name, "dlopen"))
+		op_dlopen(opi, o);
 	else if (o->name[0] == 'g')
 		op_graph(opi, o);
 	else if (o->name[0] == 'p')
@@ -972,7 +1408,8 @@ static void forks_close(void)
 		bool busy = false;
 
 		for (int i = 0; i < nops; i++)
-			if (started[i] && !finished[i] && !strcmp(ops[i].name, "fork"))
+			if (started[i] && !finished[i] &&
+			    (!strcmp(ops[i].name, "fork") || !strcmp(ops[i].name, "dlopen")))
 				busy = true;
 		if (!busy)
 			break;
@@ -1033,11 +1470,14 @@ static void *thread_main(void *arg)
 		if (!strcmp(ops[i].name, "exit")) {
 			/* a worker ends the process with whatever is pending */
 			forks_close();
+			atomic_store(&faults_on, false);
 			atomic_store(&exiting, true);
 			wlog("X exit");
 			exit(0);
 		}
+		cur_op = i;
 		run_op(i, me);
+		cur_op = -1;
 		turn_done(i);
 	}
 	if (me >= 1 && me <= nworkers) {
@@ -1058,6 +1498,7 @@ static void *producer_main(void *arg)
 	while (!all_released() && !stalled() && !atomic_load(&producer_stop))
 		sleep_ms(5);
 	if (drain_mode && !atomic_load(&producer_stop)) {
+		atomic_store(&faults_on, false);
 		wlog("D drain");
 		atomic_store(&drain_on, true);
 	}
@@ -1105,8 +1546,8 @@ static void parse(const char *path)
 		tok = strtok_r(line, " \t\r\n", &save);
 		if (!tok)
 			continue;
-		if (!strcmp(tok, "noise") || !strcmp(tok, "mode"))
-			continue; /* the runner's (CPUHIP_NOISE, the shim's environment) */
+		if (!strcmp(tok, "noise") || !strcmp(tok, "mode") || !strcmp(tok, "faults"))
+			continue; /* the runner's (CPUHIP_NOISE, the environment, HXWORK_FAULTS) */
 		if (!strcmp(tok, "threads")) {
 			tok = strtok_r(NULL, " \t\r\n", &save);
 			nworkers = tok ? atoi(tok) : 0;
@@ -1221,11 +1662,13 @@ int main(int argc, char **argv)
 	if (logfd < 0)
 		die("cannot open the log %s: %s", argv[2], strerror(errno));
 	shimlog = getenv("HIPEXTSEM_LOG_FILE");
+	next_init();
 	parse(argv[1]);
 	drain = !strcmp(ops[nops - 1].name, "end") && ops[nops - 1].na > 0 &&
 		!strcmp(ops[nops - 1].a[0], "drain");
 	drain_mode = drain;
 	pdrm = drm_open();
+	faults_setup();
 	for (int s = 0; s < MAXSEM; s++)
 		snprintf(bogus[s], sizeof(bogus[s]), "not a semaphore %d", s);
 
@@ -1238,6 +1681,8 @@ int main(int argc, char **argv)
 	}
 	fds0 = count_fds();
 	wlog("D start fds %d workers %d ops %d", fds0, nworkers, nops);
+	if (fault_permille)
+		atomic_store(&faults_on, true);
 
 	for (int t = 1; t <= nworkers + 1; t++)
 		if (pthread_create(&th[t], NULL, t == nworkers + 1 ? producer_main : thread_main,
@@ -1253,6 +1698,7 @@ int main(int argc, char **argv)
 	(void)all_released();
 	if (!drain) {
 		forks_close();
+		atomic_store(&faults_on, false);
 		atomic_store(&exiting, true);
 		wlog("X return");
 		return 0; /* with whatever is pending: docs/streams.md, exit */
