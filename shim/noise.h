@@ -23,4 +23,19 @@ static inline void hx_noise(void)
 }
 #endif
 
+/*
+ * The test build's point inside the registry lock, in
+ * hipDestroyExternalSemaphore's section: it calls the program's
+ * hxTestRegistryLocked when the program exports one, so that a test can
+ * keep the lock held as a thread preempted there would
+ * (tests/streams: exit-lock-held).
+ */
+#ifdef HX_NOISE
+void hx_noise_locked(void);
+#else
+static inline void hx_noise_locked(void)
+{
+}
+#endif
+
 #endif

@@ -14,6 +14,7 @@
 
 #include "graph_common.h"
 #include "log.h"
+#include "noise.h"
 #include "ops.h"
 #include "registry.h"
 #include "runtime.h"
@@ -180,21 +181,39 @@ void hx_sem_unref(struct hx_sem *sem)
 
 /* ---- device ------------------------------------------------------------ */
 
-static int open_device_locked(void)
+/* The HIP device's PCI bus id, for open_device_locked to choose the render
+ * node by: asked of the runtime before the registry lock is taken (no
+ * runtime call is made under it: at_exit waits for it), and only while the
+ * device has not been opened yet. */
+struct dev_hint {
+	char bus[32];
+	int hdev;
+};
+
+static void device_hint(struct dev_hint *hint)
+{
+	hint->bus[0] = '\0';
+	hint->hdev = 0;
+	if (__atomic_load_n(&hx_reg.dev_tried, __ATOMIC_RELAXED))
+		return;
+	if (hx_rt.DeviceGetPCIBusId && hx_rt.GetDevice(&hint->hdev) == hipSuccess &&
+	    hx_rt.DeviceGetPCIBusId(hint->bus, (int)sizeof(hint->bus), hint->hdev) != hipSuccess)
+		hint->bus[0] = '\0';
+}
+
+static int open_device_locked(const struct dev_hint *hint)
 {
 	struct hx_sync_open_opts opts = { 0 };
-	char bus[32] = "";
-	int hdev = 0, ret;
+	int hdev = hint->hdev, ret;
 
 	if (hx_reg.dev_tried)
 		return hx_reg.dev_err;
-	hx_reg.dev_tried = true;
+	__atomic_store_n(&hx_reg.dev_tried, true, __ATOMIC_RELAXED);
 
 	opts.node_path = hx_getenv("HIPEXTSEM_RENDER_NODE");
 	opts.allow_eventfd = hx_getenv_long("HIPEXTSEM_NO_EVENTFD", 0, 0, 1) == 0;
-	if (hx_rt.DeviceGetPCIBusId && hx_rt.GetDevice(&hdev) == hipSuccess &&
-	    hx_rt.DeviceGetPCIBusId(bus, (int)sizeof(bus), hdev) == hipSuccess)
-		opts.pci_bus_id = bus;
+	if (hint->bus[0])
+		opts.pci_bus_id = hint->bus;
 
 	opts.want_timeline = true;
 	ret = hx_sync_open(&hx_reg.dev, &opts);
@@ -294,6 +313,7 @@ static int import_locked(int fd, uint32_t *handle, bool *sync_file, const char *
 
 hipError_t hx_op_import(hipExternalSemaphore_t *out, const void *desc)
 {
+	struct dev_hint hint;
 	struct hx_sem *sem;
 	bool timeline, first, sync_file = false, as_timeline = false;
 	uint64_t last_point = 0;
@@ -340,9 +360,10 @@ hipError_t hx_op_import(hipExternalSemaphore_t *out, const void *desc)
 		return hipErrorInvalidValue;
 	}
 
+	device_hint(&hint);
 	pthread_mutex_lock(&hx_reg.lock);
 	first = !hx_reg.dev_tried;
-	ret = open_device_locked();
+	ret = open_device_locked(&hint);
 	if (ret) {
 		pthread_mutex_unlock(&hx_reg.lock);
 		/* The first failure said why at length; every failed call
@@ -453,6 +474,7 @@ hipError_t hx_op_destroy(hipExternalSemaphore_t h)
 		return hipErrorInvalidValue;
 	}
 	pthread_mutex_lock(&hx_reg.lock);
+	hx_noise_locked();
 	sem = hx_reg_lookup_locked(h);
 	if (sem)
 		unregister_locked(sem);
@@ -554,6 +576,7 @@ static void fork_child(void)
  * lazy way import does.  On false, `why` says why. */
 bool hx_op_timeline_supported(char *why, size_t n)
 {
+	struct dev_hint hint;
 	bool ok = false;
 	int ret;
 
@@ -561,8 +584,9 @@ bool hx_op_timeline_supported(char *why, size_t n)
 		snprintf(why, n, "the HIP runtime could not be resolved");
 		return false;
 	}
+	device_hint(&hint);
 	pthread_mutex_lock(&hx_reg.lock);
-	ret = open_device_locked();
+	ret = open_device_locked(&hint);
 	if (ret)
 		snprintf(why, n, "no usable DRM render node with sync objects (%s)", strerror(-ret));
 	else if (!hx_reg.dev.has_timeline)

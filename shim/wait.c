@@ -42,7 +42,42 @@ static const struct hx_waiter_ops waiter_ops = {
 
 /* ---- wait slots -------------------------------------------------------- */
 
-static int pool_grow_locked(struct slot_pool *pool, enum slot_kind kind)
+/*
+ * No runtime call is made under the registry lock (at_exit waits for it):
+ * the memory a slot needs, a chunk of host memory or one word of signal
+ * memory, is allocated with the lock not held (slot_memory) and handed to
+ * the pool under it (pool_take_memory_locked).
+ */
+static void *slot_memory(enum slot_kind kind)
+{
+	size_t size = kind == SLOT_HOST ? SLOTS_PER_CHUNK * sizeof(uint64_t) : sizeof(uint64_t);
+	int mode = hx_runtime_capture_relaxed();
+	void *mem = NULL;
+	hipError_t err;
+
+	if (kind == SLOT_HOST)
+		err = hx_rt.HostMalloc(&mem, size, 0);
+	else
+		err = hx_rt.ExtMallocWithFlags ?
+			      hx_rt.ExtMallocWithFlags(&mem, size, HX_MALLOC_SIGNAL_MEMORY) :
+			      hipErrorNotSupported;
+	hx_runtime_capture_restore(mode);
+	if (err != hipSuccess || !mem) {
+		if (kind == SLOT_HOST)
+			hx_err("hipHostMalloc for wait slots failed (error %d)", (int)err);
+		else
+			hx_err("hipExtMallocWithFlags(hipMallocSignalMemory) for a wait slot failed "
+			       "(error %d)", (int)err);
+		return NULL;
+	}
+	/* Signal memory: the word is written only by us. */
+	memset(mem, 0, size);
+	return mem;
+}
+
+/* A chunk of SLOTS_PER_CHUNK free slots; `mem` is its host memory
+ * (SLOT_HOST) or NULL (SLOT_SIGNAL: each slot gets its word later). */
+static int pool_grow_locked(struct slot_pool *pool, void *mem)
 {
 	struct slot_chunk **nc;
 	struct slot_chunk *c;
@@ -51,20 +86,7 @@ static int pool_grow_locked(struct slot_pool *pool, enum slot_kind kind)
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	if (kind == SLOT_HOST) {
-		void *mem = NULL;
-		int mode = hx_runtime_capture_relaxed();
-		hipError_t err = hx_rt.HostMalloc(&mem, SLOTS_PER_CHUNK * sizeof(uint64_t), 0);
-
-		hx_runtime_capture_restore(mode);
-		if (err != hipSuccess || !mem) {
-			free(c);
-			hx_err("hipHostMalloc for wait slots failed (error %d)", (int)err);
-			return -ENOMEM;
-		}
-		memset(mem, 0, SLOTS_PER_CHUNK * sizeof(uint64_t));
-		c->mem = mem;
-	}
+	c->mem = mem;
 	nc = realloc(pool->chunks, (pool->nchunks + 1) * sizeof(*nc));
 	if (nc)
 		pool->chunks = nc;
@@ -72,7 +94,6 @@ static int pool_grow_locked(struct slot_pool *pool, enum slot_kind kind)
 	if (nf)
 		pool->free_slots = nf;
 	if (!nc || !nf) {
-		/* Host memory stays with the runtime. */
 		free(c);
 		return -ENOMEM;
 	}
@@ -83,6 +104,37 @@ static int pool_grow_locked(struct slot_pool *pool, enum slot_kind kind)
 	return 0;
 }
 
+/* Memory from slot_memory joins the pool, whatever other threads did
+ * meanwhile: host memory as a new chunk, a signal word on the free slot
+ * nearest the top of the stack that has none (a new chunk's if none
+ * has).  On failure the memory stays with the runtime. */
+static int pool_take_memory_locked(enum slot_kind kind, void *mem)
+{
+	struct slot_pool *pool = &hx_reg.pools[kind];
+
+	if (kind == SLOT_HOST)
+		return pool_grow_locked(pool, mem);
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint32_t n = pool->nfree_slots; n > 0; n--) {
+			uint32_t i = pool->free_slots[n - 1];
+			struct slot_chunk *c = pool->chunks[i / SLOTS_PER_CHUNK];
+
+			if (!c->sig[i % SLOTS_PER_CHUNK]) {
+				c->sig[i % SLOTS_PER_CHUNK] = mem;
+				return 0;
+			}
+		}
+		if (pass == 0) {
+			int ret = pool_grow_locked(pool, NULL);
+			if (ret)
+				return ret;
+		}
+	}
+	return -ENOMEM;
+}
+
+/* -EAGAIN: the slot needs memory from the runtime; the caller gets it
+ * with the lock dropped (slot_memory) and gives it to the pool. */
 static int slot_alloc_locked(enum slot_kind kind, uint32_t *index, volatile uint64_t **slot,
 			     uint64_t *gen)
 {
@@ -99,31 +151,19 @@ static int slot_alloc_locked(enum slot_kind kind, uint32_t *index, volatile uint
 		return 0;
 	}
 	if (pool->nfree_slots == 0) {
-		int ret = pool_grow_locked(pool, kind);
+		int ret;
+
+		if (kind == SLOT_HOST)
+			return -EAGAIN;
+		ret = pool_grow_locked(pool, NULL);
 		if (ret)
 			return ret;
 	}
 	i = pool->free_slots[pool->nfree_slots - 1];
 	c = pool->chunks[i / SLOTS_PER_CHUNK];
 	k = i % SLOTS_PER_CHUNK;
-	if (kind == SLOT_SIGNAL && !c->sig[k]) {
-		void *mem = NULL;
-		int mode = hx_runtime_capture_relaxed();
-		hipError_t err = hx_rt.ExtMallocWithFlags ?
-					 hx_rt.ExtMallocWithFlags(&mem, sizeof(uint64_t),
-								  HX_MALLOC_SIGNAL_MEMORY) :
-					 hipErrorNotSupported;
-
-		hx_runtime_capture_restore(mode);
-		if (err != hipSuccess || !mem) {
-			hx_err("hipExtMallocWithFlags(hipMallocSignalMemory) for a wait slot failed "
-			       "(error %d)", (int)err);
-			return -ENOMEM;
-		}
-		/* The runtime's signal memory: the word is written only by us. */
-		c->sig[k] = mem;
-		*c->sig[k] = 0;
-	}
+	if (kind == SLOT_SIGNAL && !c->sig[k])
+		return -EAGAIN;
 	pool->nfree_slots--;
 	*index = i;
 	*slot = kind == SLOT_HOST ? &c->mem[k] : c->sig[k];
@@ -162,24 +202,64 @@ static void release_slot(volatile uint64_t *slot, uint64_t gen)
 
 /* ---- exit -------------------------------------------------------------- */
 
+/*
+ * How long exit waits for the registry lock.  No section under the lock
+ * blocks or calls the runtime, but a thread can be preempted inside one
+ * (a loaded machine; a TCG VM stalls threads for 100 ms and more), and
+ * exit must not go on without releasing the waits: the runtime's teardown
+ * would then hang on a stream a wait holds.  A wait past the first bound
+ * is logged; only a lock held past the second is given up on, as an error.
+ */
+#define EXIT_LOCK_WARN_MS 100
+#define EXIT_LOCK_GIVE_UP_MS 5000
+
+/* Takes the registry lock for at_exit; *waited_ms: how long that took
+ * (-1: given up).  Once given up, later calls only try. */
+static bool exit_lock(int64_t *waited_ms)
+{
+	static bool gave_up;
+	struct timespec t0, t1, until;
+
+	*waited_ms = 0;
+	if (pthread_mutex_trylock(&hx_reg.lock) == 0)
+		return true;
+	if (__atomic_load_n(&gave_up, __ATOMIC_RELAXED)) {
+		*waited_ms = -1;
+		return false;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	until = t0;
+	until.tv_sec += EXIT_LOCK_GIVE_UP_MS / 1000;
+	until.tv_nsec += (EXIT_LOCK_GIVE_UP_MS % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	if (pthread_mutex_clocklock(&hx_reg.lock, CLOCK_MONOTONIC, &until) != 0) {
+		__atomic_store_n(&gave_up, true, __ATOMIC_RELAXED);
+		*waited_ms = -1;
+		return false;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	*waited_ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	return true;
+}
+
 /* Runs before the runtime's own exit-time teardown (it was registered
  * later): a stream held by a wait that can no longer be satisfied would
  * otherwise hang the runtime's destructors.  Pending waits are released. */
 static void at_exit(void)
 {
-	struct timespec until;
+	int64_t waited_ms;
 	unsigned n = 0;
 	bool again;
 
-	/* Another thread may be inside the shim; never wait for it for long. */
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_nsec += 100 * 1000 * 1000;
-	if (until.tv_nsec >= 1000000000) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000;
-	}
-	if (pthread_mutex_timedlock(&hx_reg.lock, &until) != 0)
+	if (!exit_lock(&waited_ms)) {
+		hx_err("process exit: another thread has held the shim's registry lock for %d ms "
+		       "or more; pending waits are NOT released, and the runtime's exit-time "
+		       "teardown may hang on a stream one of them holds", EXIT_LOCK_GIVE_UP_MS);
 		return;
+	}
 	again = hx_reg.exiting; /* released already, before the runtime's teardown */
 	hx_reg.exiting = true;
 	for (struct hx_wait_op *op = hx_reg.ops; op; op = op->all_next) {
@@ -190,6 +270,9 @@ static void at_exit(void)
 		n++;
 	}
 	pthread_mutex_unlock(&hx_reg.lock);
+	if (waited_ms >= EXIT_LOCK_WARN_MS)
+		hx_warn("process exit waited %lld ms for another thread to leave the shim's "
+			"registry lock", (long long)waited_ms);
 	if (n && !again)
 		hx_warn("process exit with %u pending wait(s): released so the runtime can "
 			"drain its streams", n);
@@ -275,7 +358,7 @@ static const char *wait_path_name(enum wait_path path)
  * instead).  The value is read and reported, never acted upon.
  */
 /* The attribute, read before the registry lock is taken: no runtime call
- * is made under it (at_exit gives up on a lock held too long). */
+ * is made under it (at_exit waits for it). */
 static void read_wait_value_attr(int *hdev, int *v)
 {
 	*hdev = 0;
@@ -464,7 +547,18 @@ static hipError_t enqueue_stream_wait(struct hx_wait_op *op, enum wait_path path
 	int ret;
 
 	pthread_mutex_lock(&hx_reg.lock);
-	ret = slot_alloc_locked(kind, &op->slot_index, &op->slot, &op->gen);
+	while ((ret = slot_alloc_locked(kind, &op->slot_index, &op->slot, &op->gen)) == -EAGAIN) {
+		void *mem;
+
+		pthread_mutex_unlock(&hx_reg.lock);
+		mem = slot_memory(kind);
+		if (!mem)
+			return hipErrorOutOfMemory;
+		pthread_mutex_lock(&hx_reg.lock);
+		ret = pool_take_memory_locked(kind, mem);
+		if (ret)
+			break;
+	}
 	if (ret) {
 		pthread_mutex_unlock(&hx_reg.lock);
 		return hipErrorOutOfMemory;

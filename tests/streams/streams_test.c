@@ -35,6 +35,10 @@
  *                       event) and the main thread only imported and
  *                       queued per-thread-stream work behind it: the
  *                       release must not depend on which thread waited
+ *   exit-lock-held      the same when another thread is inside the shim's
+ *                       registry lock when main returns, and stays there
+ *                       300 ms (the test build libextsem-noise.so calls
+ *                       hxTestRegistryLocked inside the lock)
  *   thread-exit-keeps   a thread that ends keeps its waits: its end waits
  *                       for them, as the runtime's own teardown does
  *   key-exhausted       (5.2's per-thread helper stream) with no pthread
@@ -209,12 +213,56 @@ static void *worker_wait_thread(void *p)
 	return NULL;
 }
 
+/* Called by the test build of the shim (libextsem-noise.so, noise.h)
+ * inside the registry lock, in hipDestroyExternalSemaphore: once armed,
+ * it says so and keeps the lock for 300 ms, as a thread preempted there
+ * on a loaded machine would. */
+static atomic_int lock_hold; /* 1: armed, 2: inside the lock */
+
+void hxTestRegistryLocked(void);
+void hxTestRegistryLocked(void)
+{
+	int armed = 1;
+
+	if (!atomic_compare_exchange_strong(&lock_hold, &armed, 2))
+		return;
+	sleep_ms(300);
+}
+
+static void *lock_holder(void *p)
+{
+	HIPCHECK(hipDestroyExternalSemaphore(*(hipExternalSemaphore_t *)p));
+	return NULL;
+}
+
 /* The child: a wait that is never satisfied, then the end of the process. */
 static int child(const char *how)
 {
 	uint32_t h;
 	hipExternalSemaphore_t s = sem_import_new(drm, &h, true);
 	hipStream_t st = hipStreamPerThread;
+
+	if (strstr(how, "lock-held")) {
+		/* A wait pending on the main thread's per-thread stream,
+		 * whose teardown in exit() waits for it; main returns while
+		 * another thread holds the registry lock. */
+		static hipExternalSemaphore_t s2;
+		int64_t until = now_ns() + 5 * 1000000000ll;
+		uint32_t h2;
+		pthread_t t;
+
+		s2 = sem_import_new(drm, &h2, true);
+		HIPCHECK(wait1(s, 1, st));
+		mark(st, pinned(8), 1);
+		atomic_store(&lock_hold, 1);
+		CHECK(pthread_create(&t, NULL, lock_holder, &s2) == 0, "pthread_create");
+		while (atomic_load(&lock_hold) != 2) {
+			CHECK(now_ns() < until, "the shim's test point inside the registry lock "
+			      "was not reached (the case needs libextsem-noise.so)");
+			sleep_ms(1);
+		}
+		return 0;
+	}
 
 	if (strstr(how, "worker")) {
 		/* Main imported; a worker waits; main orders its per-thread
@@ -260,7 +308,7 @@ static int child(const char *how)
 static void exit_pending(const char *how)
 {
 	char arg[64];
-	int64_t until = now_ns() + 10 * 1000000000ll;
+	int64_t t0 = now_ns(), until = t0 + 10 * 1000000000ll;
 	int status;
 	pid_t pid;
 
@@ -281,6 +329,7 @@ static void exit_pending(const char *how)
 	}
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	      "the child (%s) ended with status %#x", how, status);
+	printf("# the child (%s) ran and exited in %.2f s\n", how, (double)(now_ns() - t0) / 1e9);
 }
 
 static void exit_pts_return(void)
@@ -316,6 +365,11 @@ static void exit_worker_null_return(void)
 static void exit_worker_event_return(void)
 {
 	exit_pending("worker-event-return");
+}
+
+static void exit_lock_held(void)
+{
+	exit_pending("lock-held");
 }
 
 /* ---- a thread that ends keeps its waits --------------------------------- */
@@ -437,6 +491,7 @@ static const struct {
 	{ "exit-null-return", exit_null_return },
 	{ "exit-worker-null-return", exit_worker_null_return },
 	{ "exit-worker-event-return", exit_worker_event_return },
+	{ "exit-lock-held", exit_lock_held },
 	{ "thread-exit-keeps", thread_exit_keeps },
 };
 
