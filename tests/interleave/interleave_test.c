@@ -22,10 +22,11 @@
  * signal; each signal is delivered exactly once (directly or by the
  * captured graph's every launch), and the shim made exactly one signal
  * call on its handle for each delivery the case took (counted in the
- * libdrm definitions below); a refused call answers an error and
- * the shim logs it; the semaphore still works afterwards; no file
- * descriptor, and nothing in the shim's counters (hipextsemGetStats), is
- * left over across the repeats; a forked child can use the shim; nothing
+ * libdrm definitions below); a refused call answers a code of the set
+ * its case allows (refusal_rules) and the shim logs it; the semaphore
+ * still works afterwards; no file descriptor, and nothing in the shim's
+ * counters (hipextsemGetStats), is left over across the repeats; a
+ * forked child can use the shim; nothing
  * blocks longer than its bound, except the interferences documented to
  * block until a signal (stream destroy with a wait pending), which must
  * complete once the case signals.  An interference that cannot affect
@@ -668,14 +669,8 @@ static bool interf_is(const char *s)
 	return strcmp(c.interf, s) == 0;
 }
 
-/* The interference may make the operation's refusal right. */
+/* A dry run records the release's own answer, refusal or not. */
 static bool dry;
-
-/* (A dry run records the release's own answer, refusal or not.) */
-static bool refusal_allowed(void)
-{
-	return dry || !interf_is("none");
-}
 
 /* The rescuer: a wait the runtime fell back to host-blocking on blocks
  * the operation's thread until its signal; signaled after 6 s (beyond an
@@ -823,14 +818,159 @@ static void drop_sem(void)
 	drmSyncobjDestroy(drm, c.h);
 }
 
-/* What an armed operation answered, for the oracle. */
-static void refused(const char *what, hipError_t e)
+/* ---- the refusals the oracle accepts ----------------------------------
+ * An operation may answer an error only where the case gave it a reason:
+ * the interference at its point, or the release itself.  Each row names
+ * the interferences it covers ("*": any, a fault included; "fault": every
+ * fault:CALL:N), the operations and stream kinds, the flavour (0: all, 5:
+ * the 5.2 profile, 6: the 6.x ones) and the codes, with the path that
+ * answers them (shim/, and cpuhip for the release's own answer).  The
+ * allowed set of a refusal is the union of the rows that match it: a code
+ * outside it fails the case, as does a refusal no row allows.  The shim
+ * logs every refusal it answers; that is required as well.
+ *
+ * The operation of a refusal is the case's, except for the launches of a
+ * graph the case made (a wait's captured graph, a later launch of the
+ * exec), which are launches ("launch").
+ *
+ * Interferences with no row cannot make a call of the case fail: fork and
+ * exit (the shim's atfork handlers and exit release hold nothing a call
+ * answers for), so-signal and so-reset (the waiter's business, after the
+ * call), exec-launch and exec-destroy of the unrelated exec, refuse-wait
+ * (wait.c op_wait falls back to another wait path: fall_back_locked; a
+ * launch's wait retries on the host-blocking path, gw_launch).  A sync-layer
+ * fault (fault:CALL:N) has no row of its own: every DRM call the matrix
+ * fails (destroy, signal, reset, timeline-wait, eventfd; create and
+ * fd-to-handle come at the import, before the case arms) is made after
+ * the call returned, by the waiter thread, a signal's host function or the
+ * last unref of a semaphore (shim/sync.c, waiter.c, signal.c), and is
+ * logged there; no call of the case answers for it.
+ */
+#define RULE_CODES 3
+
+struct refusal_rule {
+	const char *interf; /* space-separated; "*" any, "fault" fault:CALL:N */
+	const char *ops;    /* space-separated operations */
+	const char *kinds;  /* space-separated: plain spt capture; "*" any */
+	int abi;            /* 0 every flavour, 5 or 6 */
+	hipError_t codes[RULE_CODES];
+	const char *why;
+};
+
+#define CAPTURES "capture-global capture-thread capture-relaxed"
+
+static const struct refusal_rule refusal_rules[] = {
+	/* The release's own answer, whatever the interference. */
+	{ "*", "signal", "capture", 5, { hipErrorStreamCaptureUnsupported },
+	  "graph_signal.c signal_maybe_captured: 5.2 has no hipLaunchHostFunc to record a "
+	  "signal into a capture (docs/graphs.md)" },
+	/* sem-destroy: the semaphore's handle is gone. */
+	{ "sem-destroy", "signal wait", "*", 0, { hipErrorInvalidResourceHandle },
+	  "handles.c drop_taken: HX_TAKE_OR_RETURN in signal.c hx_op_signal and wait.c "
+	  "op_wait; captured, hx_reg_validate_args from graph_signal.c gsig_new and "
+	  "graph_wait.c hx_gw_vals_from_params" },
+	{ "sem-destroy", "sem-destroy", "*", 0, { hipErrorInvalidResourceHandle },
+	  "registry.c hx_op_destroy: already destroyed" },
+	{ "sem-destroy", "graph-add graph-set", "*", 6, { hipErrorInvalidResourceHandle },
+	  "graph_signal.c gsig_new, graph_wait.c hx_gw_vals_from_params (hx_reg_validate_args)" },
+	{ "sem-destroy", "launch", "*", 0, { hipErrorInvalidResourceHandle },
+	  "graph_exec.c gw_launch: hx_op_wait_validate before anything is queued, or "
+	  "wait.c op_wait for a wait node's wait (on 5.2 too: a captured wait's graph)" },
+	/* stream-destroy: the operation's stream is gone. */
+	{ "stream-destroy", "signal wait", "plain capture", 0, { hipErrorInvalidValue },
+	  "streams.c refuse (hx_stream_check_signal, hx_stream_wait_prepare), wait.c host_wait, "
+	  "registry.c hx_reg_map_enqueue_error (the stock calls' answer to an invalid stream)" },
+	{ "stream-destroy", "wait", "capture", 0, { hipErrorContextIsDestroyed },
+	  "graph_wait.c capture_wait passes on hipStreamGetCaptureInfo_v2's answer for a "
+	  "stream it does not know (clr hip::isValid; cpuhip_capture.c, 709)" },
+	{ "stream-destroy", "launch", "plain", 6, { hipErrorContextIsDestroyed },
+	  "graph_exec.c gw_stream_check: the launch's own answer (clr hip_graph.cpp "
+	  "hipGraphLaunch_common, hip::isValid; cpuhip hipGraphLaunch)" },
+	/* Another thread's capture of the operation's stream. */
+	{ CAPTURES, "signal", "plain", 5, { hipErrorStreamCaptureUnsupported },
+	  "graph_signal.c signal_maybe_captured: no hipLaunchHostFunc on 5.2" },
+	{ CAPTURES, "wait", "plain", 0,
+	  { hipErrorStreamCaptureUnsupported, hipErrorStreamCaptureInvalidated },
+	  "wait.c op_wait: a stream wait refused by the capture (the runtime's answer, "
+	  "cpuhip_capture.c), graph_wait.c capture_wait" },
+	{ CAPTURES, "launch", "plain", 6, { hipErrorStreamCaptureUnsupported },
+	  "graph_exec.c gw_launch: an exec with wait nodes into a capture" },
+	/* The case's own capture ended or invalidated by another thread. */
+	{ "capture-end", "wait", "capture", 0, { hipErrorStreamCaptureUnsupported },
+	  "graph_wait.c capture_wait: the stream is no longer capturing" },
+	{ "capture-invalidate", "signal wait", "capture", 0, { hipErrorStreamCaptureInvalidated },
+	  "graph_signal.c signal_maybe_captured, graph_wait.c capture_wait; cpuhip "
+	  "hipLaunchHostFunc on an invalidated capture (6.2 on)" },
+	/* One-shot faults of the runtime's calls (cpuhip.c). */
+	{ "fail-host-fn", "signal", "*", 0, { hipErrorOutOfMemory },
+	  "cpuhip hipLaunchHostFunc/hipStreamAddCallback answer hipErrorOutOfMemory; "
+	  "signal.c hx_op_signal passes it on (hx_reg_map_enqueue_error), as does "
+	  "graph_signal.c signal_maybe_captured" },
+	{ "fail-event-record", "launch", "*", 6, { hipErrorOutOfMemory },
+	  "cpuhip hipEventRecord answers hipErrorOutOfMemory; graph_exec.c gw_launch (the "
+	  "side stream's record) passes it on" },
+	/* The exec updated destroyed by another thread. */
+	{ "exec-destroy", "exec-update", "*", 6, { hipErrorInvalidValue },
+	  "graph_exec.c hx_graph_exec_update: the runtime's answer for an exec it does not "
+	  "know (cpuhip hipGraphExecUpdate)" },
+};
+
+/* Whether `word` is one of the space-separated words of `list` ("*": any). */
+static bool word_in(const char *list, const char *word)
 {
-	CHECK(refusal_allowed() || fault_kind >= 0, "%s answered %s with no interference", what,
-	      hipGetErrorName(e));
+	size_t n = strlen(word);
+
+	if (strcmp(list, "*") == 0)
+		return true;
+	for (const char *p = list; *p;) {
+		size_t len = strcspn(p, " ");
+		if (len == n && strncmp(p, word, n) == 0)
+			return true;
+		p += len;
+		p += strspn(p, " ");
+	}
+	return false;
+}
+
+static const char *kind_name(enum kind k)
+{
+	return k == K_SPT ? "spt" : k == K_CAPTURE ? "capture" : "plain";
+}
+
+static bool rule_matches(const struct refusal_rule *r, const char *op)
+{
+	bool interf = fault_kind >= 0 ? strcmp(r->interf, "*") == 0 || word_in(r->interf, "fault")
+				      : word_in(r->interf, c.interf);
+
+	return interf && word_in(r->ops, op) && word_in(r->kinds, kind_name(c.kind)) &&
+	       (!r->abi || r->abi == HX_TEST_ABI);
+}
+
+/* What an armed operation (`op`, the row's name for it) answered, for the
+ * oracle: a code of its allowed set, and a log line of the shim's. */
+static void refused(const char *what, const char *op, hipError_t e)
+{
+	char allowed[512] = "";
+	size_t len = 0;
+	bool ok = dry;
+
+	for (size_t i = 0; i < sizeof(refusal_rules) / sizeof(refusal_rules[0]); i++) {
+		const struct refusal_rule *r = &refusal_rules[i];
+		if (!rule_matches(r, op))
+			continue;
+		for (int j = 0; j < RULE_CODES && r->codes[j]; j++) {
+			const char *name = hipGetErrorName(r->codes[j]);
+			ok |= r->codes[j] == e;
+			if (!strstr(allowed, name) && len + strlen(name) + 3 < sizeof(allowed))
+				len += (size_t)snprintf(allowed + len, sizeof(allowed) - len, "%s%s",
+							len ? ", " : "", name);
+		}
+	}
+	CHECK(ok, "%s answered %s under %s (%s %s): allowed {%s}", what, hipGetErrorName(e),
+	      fault_kind >= 0 ? point : c.interf, op, kind_name(c.kind), allowed);
 	CHECK(logged_since(c.log_from), "%s answered %s and the shim logged nothing", what,
 	      hipGetErrorName(e));
-	printf("%s refused: %s (logged)\n", what, hipGetErrorName(e));
+	printf("%s refused: %s (logged; allowed {%s})\n", what, hipGetErrorName(e), allowed);
 }
 
 static void arm(void);
@@ -845,7 +985,7 @@ static void op_signal(void)
 	e = signal1(c.s, 0, c.st);
 	disarm();
 	if (e != hipSuccess)
-		refused("the signal", e);
+		refused("the signal", "signal", e);
 	hipGraphExec_t x = end_capture_exec();
 	stream_sync_if_live(c.st);
 	/* (A destroyed stream was not synchronized: what it ran comes first.) */
@@ -918,7 +1058,7 @@ static void op_wait(void)
 				      : "returned before its signal");
 #endif
 	if (e != hipSuccess)
-		refused("the wait", e);
+		refused("the wait", "wait", e);
 	/* (Another thread's capture of hipStreamPerThread is of its own
 	 * per-thread stream: nothing of this thread's is in it.) */
 	if (c.late && e == hipSuccess && strncmp(c.interf, "capture-", 8) == 0 &&
@@ -965,7 +1105,8 @@ static void op_wait(void)
 		if (le != hipSuccess) {
 			CHECK(atomic_load(&c.s_gone), "launching the captured graph: %s",
 			      hipGetErrorName(le));
-			refused("the launch of a graph whose semaphore was destroyed", le);
+			refused("the launch of a graph whose semaphore was destroyed", "launch",
+				le);
 		}
 		/* A created stream's capture may hold the wait without the
 		 * mark (the mark refused, or run once the capture ended): it
@@ -995,7 +1136,8 @@ static void op_wait(void)
 			hipError_t le = hipGraphLaunch(x, ls);
 			if (le != hipSuccess && atomic_load(&c.s_gone)) {
 				/* Its semaphore destroyed: the launch may be refused. */
-				refused("the launch of a graph whose semaphore was destroyed", le);
+				refused("the launch of a graph whose semaphore was destroyed", "launch",
+				le);
 				HIPCHECK(hipStreamDestroy(ls));
 				break;
 			}
@@ -1062,7 +1204,7 @@ static void op_sem_destroy(void)
 	e = atomic_load(&c.s_gone) ? hipSuccess : hipDestroyExternalSemaphore(c.s);
 	disarm();
 	if (e != hipSuccess && !atomic_load(&c.s_gone))
-		refused("the destroy", e);
+		refused("the destroy", "sem-destroy", e);
 	atomic_store(&c.s_gone, true);
 	hipGraphExec_t x = end_capture_exec();
 	if (x) {
@@ -1124,7 +1266,7 @@ static void check_launch(hipGraphExec_t x, hipStream_t st, const char *what)
 	hipError_t e = hipGraphLaunch(x, st);
 
 	if (e != hipSuccess) {
-		refused(what, e);
+		refused(what, "launch", e);
 		return;
 	}
 	sleep_ms(100);
@@ -1183,7 +1325,7 @@ static void op_graph(void)
 	if (add) {
 		disarm();
 		if (e != hipSuccess) {
-			refused("adding the nodes", e);
+			refused("adding the nodes", c.op, e);
 			goto out;
 		}
 	}
@@ -1194,7 +1336,7 @@ static void op_graph(void)
 		e = hipGraphExternalSemaphoresSignalNodeSetParams(c.snode, &sp);
 		disarm();
 		if (e != hipSuccess) {
-			refused("setting the signal node", e);
+			refused("setting the signal node", c.op, e);
 			goto out;
 		}
 	}
@@ -1205,7 +1347,7 @@ static void op_graph(void)
 	if (inst) {
 		disarm();
 		if (e != hipSuccess) {
-			refused("the instantiate", e);
+			refused("the instantiate", c.op, e);
 			c.exec = NULL;
 			goto out;
 		}
@@ -1222,7 +1364,7 @@ static void op_graph(void)
 		disarm();
 		HIPCHECK(hipGraphDestroy(g2));
 		if (e != hipSuccess)
-			refused("the exec update", e);
+			refused("the exec update", c.op, e);
 	}
 	if (strcmp(op, "launch") == 0) {
 		uint64_t before = __atomic_load_n(&counter, __ATOMIC_ACQUIRE);
@@ -1247,7 +1389,7 @@ static void op_graph(void)
 			(void)take(&tr_h2, c.h2);
 			stream_sync_if_live(ls);
 		} else if (e != hipSuccess) {
-			refused("the launch", e);
+			refused("the launch", c.op, e);
 		} else {
 			sleep_ms(100);
 			if (!atomic_load(&c.s_gone) && !atomic_load(&c.so_touched))
@@ -1282,7 +1424,7 @@ static void op_graph(void)
 		e = atomic_exchange(&c.exec_gone, true) ? hipSuccess : hipGraphExecDestroy(c.exec);
 		disarm();
 		if (e != hipSuccess)
-			refused("the exec destroy", e);
+			refused("the exec destroy", c.op, e);
 		sleep_ms(50);
 		if (!atomic_load(&c.so_touched))
 			CHECK(__atomic_load_n(&counter, __ATOMIC_ACQUIRE) == before,
