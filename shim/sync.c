@@ -127,11 +127,34 @@ int hx_sync_last_point(const struct hx_sync_dev *dev, uint32_t handle, uint64_t 
 	return neg_errno(drmIoctl(dev->fd, DRM_IOCTL_SYNCOBJ_QUERY, &args));
 }
 
+/* Whether the object carries timeline points, asked before a binary signal
+ * or reset, which would drop them.  A query that fails for a reason other
+ * than the kernel not knowing the flag (EINVAL: before LAST_SUBMITTED; then
+ * nothing can be known and the object is taken as binary) is the caller's
+ * failure: it is retried, never taken for "no points". */
+static int points_check(const struct hx_sync_dev *dev, uint32_t handle, uint64_t *last)
+{
+	int ret;
+
+	*last = 0;
+	if (!dev->has_timeline)
+		return 0;
+	ret = hx_sync_last_point(dev, handle, last);
+	if (ret == -EINVAL) {
+		*last = 0;
+		return 0;
+	}
+	return ret;
+}
+
 int hx_sync_signal_binary(const struct hx_sync_dev *dev, uint32_t handle, uint64_t value,
 			  uint64_t *last)
 {
-	*last = 0;
-	if (dev->has_timeline && hx_sync_last_point(dev, handle, last) == 0 && *last) {
+	int ret = points_check(dev, handle, last);
+
+	if (ret)
+		return ret;
+	if (*last) {
 		if (value <= *last)
 			return -ERANGE;
 		return hx_sync_signal(dev, handle, value);
@@ -144,11 +167,14 @@ static atomic_ulong resets_skipped;
 int hx_sync_reset(const struct hx_sync_dev *dev, uint32_t handle)
 {
 	uint64_t point = 0;
+	int ret = points_check(dev, handle, &point);
 
 	/* A binary semaphore's syncobj that holds timeline points (a
 	 * timeline imported as OpaqueFd that had no point yet at import) is
 	 * never reset: the wait passes, the timeline stays. */
-	if (dev->has_timeline && hx_sync_last_point(dev, handle, &point) == 0 && point) {
+	if (ret)
+		return ret;
+	if (point) {
 		if (atomic_fetch_add_explicit(&resets_skipped, 1, memory_order_relaxed) == 0)
 			hx_warn("syncobj %u, imported as a binary semaphore (OpaqueFd), carries "
 				"timeline points (point %llu): it is not reset after a wait, which "

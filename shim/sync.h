@@ -55,7 +55,8 @@ int hx_sync_signal(const struct hx_sync_dev *dev, uint32_t handle, uint64_t poin
  * timeline points is never reset: that would drop the producer's whole
  * timeline.  Such a syncobj is left as it is, 0 is returned, and the
  * process's first such skip writes one warning line (the one log line of
- * this layer: it marks a semaphore imported with the wrong type). */
+ * this layer: it marks a semaphore imported with the wrong type).  A
+ * failed query of its points fails the reset (never a reset in the dark). */
 int hx_sync_reset(const struct hx_sync_dev *dev, uint32_t handle);
 /* A binary semaphore's signal, decided from the syncobj's state now: one
  * that carries timeline points (a timeline imported as OpaqueFd that had
@@ -65,7 +66,8 @@ int hx_sync_reset(const struct hx_sync_dev *dev, uint32_t handle);
  * `value` is not past the last point, whose value then goes to *last.
  * Otherwise an ordinary binary signal.  A point the other side adds
  * between the query and the binary signal is still replaced: the kernel
- * has no conditional signal. */
+ * has no conditional signal.  A failed query fails the signal (nothing
+ * signaled; the caller retries). */
 int hx_sync_signal_binary(const struct hx_sync_dev *dev, uint32_t handle, uint64_t value,
 			  uint64_t *last);
 /* The last point submitted to a timeline syncobj (DRM_IOCTL_SYNCOBJ_QUERY

@@ -111,16 +111,20 @@ MUTANTS = [
                   "landing between the two ioctls could tell, and that signal belongs to the next "
                   "wait, which the first reset already let through to a new wait-for-submit"),
     dict(name="reset-drops-timeline", file="shim/sync.c",
-         edits=[("\tif (dev->has_timeline && hx_sync_last_point(dev, handle, &point) == 0 && point) {\n"
-                 "\t\tif (atomic_fetch_add_explicit(&resets_skipped",
-                 "\tif (0 && dev->has_timeline && hx_sync_last_point(dev, handle, &point) == 0 && point) {\n"
-                 "\t\tif (atomic_fetch_add_explicit(&resets_skipped")],
+         edits=[("\tif (point) {\n\t\tif (atomic_fetch_add_explicit(&resets_skipped",
+                 "\tif (0 && point) {\n\t\tif (atomic_fetch_add_explicit(&resets_skipped")],
          desc="hx_sync_reset resets a binary semaphore's syncobj that carries timeline points",
          drm=r"^shim\.abi[56]\.syncfile$"),
     dict(name="signal-binary-always", file="shim/sync.c",
-         edits=[("\t*last = 0;\n\tif (dev->has_timeline", "\t*last = 0;\n\tif (0 && dev->has_timeline")],
+         edits=[("\tif (*last) {\n\t\tif (value <= *last)", "\tif (0 && *last) {\n\t\tif (value <= *last)")],
          desc="hx_sync_signal_binary always issues the binary signal (wipes a timeline imported as OpaqueFd)",
          drm=r"^shim\.abi[56]\.syncfile$"),
+    dict(name="points-query-fail-open", file="shim/sync.c",
+         edits=[("\t\treturn 0;\n\t}\n\treturn ret;\n}\n\nint hx_sync_signal_binary",
+                 "\t\treturn 0;\n\t}\n\treturn 0;\n}\n\nint hx_sync_signal_binary")],
+         desc="a failed points query before a binary signal or reset is taken for no points "
+              "(the signal or reset drops the timeline)",
+         drm=r"^shim-edge-(eventfd|multiwait)\.abi[56]\.tl-keep$"),
     # ---- streams ----------------------------------------------------------
     dict(name="destroy-keeps-check-cache", file="shim/streams.c",
          edits=[("\tatomic_fetch_add_explicit(&hx_streams_destroyed, 1, memory_order_acq_rel);\n", "")],

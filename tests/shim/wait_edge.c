@@ -61,7 +61,7 @@ static int drm = -1;
 
 /* ---- fault injection -------------------------------------------------- */
 
-enum fault_call { F_NONE, F_QUERY, F_ARM, F_MULTIWAIT, F_RESET, F_WAKE };
+enum fault_call { F_NONE, F_QUERY, F_ARM, F_MULTIWAIT, F_RESET, F_WAKE, F_LASTPT };
 static enum fault_call fault_call;
 static atomic_int fault_left;    /* failures still to inject */
 static atomic_int fault_hits;    /* failures injected */
@@ -116,6 +116,13 @@ int drmIoctl(int fd, unsigned long request, void *arg)
 		if (inject(F_ARM, fd))
 			return -1;
 	}
+	/* The shim's question before a binary signal or reset: does the
+	 * object carry timeline points? */
+	if (request == DRM_IOCTL_SYNCOBJ_QUERY &&
+	    (((struct drm_syncobj_timeline_array *)arg)->flags &
+	     DRM_SYNCOBJ_QUERY_FLAGS_LAST_SUBMITTED) &&
+	    inject(F_LASTPT, fd))
+		return -1;
 	return real(fd, request, arg);
 }
 
@@ -324,6 +331,58 @@ static void case_tl_zero(void)
 	HIPCHECK(hipStreamDestroy(st));
 	HIPCHECK(hipStreamDestroy(held));
 	printf("tl-zero: ok (%s)\n", host ? "host-blocking wait" : "stream wait");
+}
+
+/* ---- a failed points query before a binary signal or reset -----------
+ * A timeline with no point at import, imported as OpaqueFd, that carries
+ * point 1 now: the shim's binary signal and its reset after a wait would
+ * drop the chain, so each asks first.  When that query fails (EIO), the
+ * signal and the reset must not go ahead as if there were no points: the
+ * timeline keeps point 1. */
+static uint64_t so_point(uint32_t h)
+{
+	uint64_t v = 0;
+
+	CHECK(drmSyncobjQuery(drm, &h, &v, 1) == 0, "drmSyncobjQuery: %s", strerror(errno));
+	return v;
+}
+
+static void case_tl_keep(void)
+{
+	uint64_t *flag = pinned(sizeof(uint64_t));
+	uint32_t h = so_create(drm, false);
+	hipExternalSemaphore_t s = import_new(h, false);
+	hipStream_t st;
+	int hits;
+
+	HIPCHECK(hipStreamCreate(&st));
+	so_signal(drm, h, 1);
+	/* The signal: three tries, each query failing. */
+	fault_call = F_LASTPT;
+	atomic_store(&fault_left, 3);
+	HIPCHECK(signal1(s, 0, st));
+	HIPCHECK(hipStreamSynchronize(st));
+	hits = atomic_load(&fault_hits);
+	CHECK(so_point(h) == 1, "a binary signal whose points query failed took the timeline from "
+	      "point 1 to %llu", (unsigned long long)so_point(h));
+	CHECK(hits == 3, "the signal asked %d times (3 failures injected, 3 tries expected)", hits);
+	/* The reset after a wait: one query fails, the consume is retried. */
+	atomic_store(&fault_left, 1);
+	HIPCHECK(wait1(s, 0, st));
+	stream_mark(st, flag, 1);
+	CHECK(flag_within(flag, 5000), "a wait on a signaled timeline (point 1) did not pass");
+	HIPCHECK(hipStreamSynchronize(st));
+	for (int i = 0; i < 100 && atomic_load(&fault_hits) < 4; i++)
+		sleep_ms(10);
+	sleep_ms(100); /* the retried consume */
+	CHECK(atomic_load(&fault_hits) == 4, "the wait's consume never asked for the points");
+	CHECK(so_point(h) == 1, "a reset whose points query failed took the timeline from point 1 "
+	      "to %llu", (unsigned long long)so_point(h));
+	fault_call = F_NONE;
+	HIPCHECK(hipDestroyExternalSemaphore(s));
+	HIPCHECK(hipStreamDestroy(st));
+	drmSyncobjDestroy(drm, h);
+	printf("tl-keep: ok\n");
 }
 
 /* ---- defect 2: a binary signal taken by someone else ------------------ */
@@ -748,7 +807,7 @@ int main(int argc, char **argv)
 	const char *fault = getenv("HX_WAIT_FAULT");
 
 	if (argc != 2)
-		FAIL("usage: %s tl-zero|bin-refire|tl-max|bin-one|fault|giveup", argv[0]);
+		FAIL("usage: %s tl-zero|bin-refire|tl-max|bin-one|tl-keep|fault|giveup", argv[0]);
 	signal(SIGALRM, on_alarm);
 	alarm(60);
 	CHECK(expect_shim(), "these cases test the shim: run them with HX_TEST_EXPECT=shim");
@@ -761,6 +820,8 @@ int main(int argc, char **argv)
 		case_tl_max();
 	else if (strcmp(argv[1], "bin-one") == 0)
 		case_bin_one();
+	else if (strcmp(argv[1], "tl-keep") == 0)
+		case_tl_keep();
 	else if (strcmp(argv[1], "fault") == 0 && fault)
 		case_fault(fault);
 	else if (strcmp(argv[1], "giveup") == 0 && fault)
