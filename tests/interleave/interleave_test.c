@@ -230,6 +230,7 @@ int drmIoctl(int fd, unsigned long request, void *arg)
 enum kind { K_PLAIN, K_SPT, K_CAPTURE };
 
 static bool passed; /* main's last step: no log shown at exit */
+static int exit_report_fd = -1; /* exit: the watcher's pipe (exit_watch) */
 
 static struct ctx {
 	const char *op, *interf;
@@ -535,13 +536,74 @@ static void interfere(void *arg, hipStream_t call_stream)
 		      WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
 		printf("interference fork: the child used the shim and exited 0\n");
 	} else if (strcmp(a, "exit") == 0) {
+		int64_t t = now_ns();
+
 		printf("interference exit: exit(0) from another thread\n");
 		passed = true; /* the exit status tells */
 		fflush(stdout);
+		/* The watcher (exit_watch) times the exit from here. */
+		if (exit_report_fd >= 0)
+			(void)!write(exit_report_fd, &t, sizeof(t));
 		exit(0);
 	} else if (strcmp(a, "none") != 0) {
 		FAIL("unknown interference %s", a);
 	}
+}
+
+/* ---- the exit interference's oracle ---------------------------------
+ * exit(0) from another thread while the operation runs, whatever it
+ * left pending: the process must end with status 0 (no crash, no abort,
+ * no sanitizer report in a destructor) within EXIT_BOUND_S of the
+ * exit() (the shim releases what it holds so the runtime's teardown
+ * does not wait for a signal that will never come).  The case runs in a
+ * child; this process only watches it, and kills it at the bound. */
+#define EXIT_BOUND_S 10
+
+static void exit_watch(void)
+{
+	int p[2];
+	int64_t at = 0; /* when the exit() was called */
+	int status = 0;
+	pid_t pid;
+
+	CHECK(pipe2(p, O_CLOEXEC) == 0, "pipe2: %s", strerror(errno));
+	fflush(stdout);
+	pid = fork();
+	CHECK(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		close(p[0]);
+		exit_report_fd = p[1];
+		return;
+	}
+	close(p[1]);
+	CHECK(fcntl(p[0], F_SETFL, O_NONBLOCK) == 0, "fcntl");
+	for (;;) {
+		pid_t r = waitpid(pid, &status, WNOHANG);
+		int64_t now = now_ns();
+
+		if (!at && read(p[0], &at, sizeof(at)) != (ssize_t)sizeof(at))
+			at = 0;
+		if (r == pid)
+			break;
+		CHECK(r == 0 || errno == EINTR, "waitpid: %s", strerror(errno));
+		if (at && now - at > EXIT_BOUND_S * 1000000000LL) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			FAIL("exit(0) from another thread: the process had not ended %d s later "
+			     "(killed)", EXIT_BOUND_S);
+		}
+		/* Before the exit, the case's own bounds hold (DRM_CASE_TIMEOUT). */
+		sleep_ms(5);
+	}
+	if (WIFSIGNALED(status))
+		FAIL("the case died by signal %d%s", WTERMSIG(status),
+		     at ? " after exit(0) from another thread" : "");
+	if (WEXITSTATUS(status) != 0)
+		exit(WEXITSTATUS(status)); /* the case said why */
+	CHECK(at, "the case ended with status 0 but its exit interference never ran");
+	printf("interference exit: the process ended %.0f ms after exit(0), status 0\n",
+	       (double)(now_ns() - at) / 1e6);
+	exit(0);
 }
 
 /* ---- helpers --------------------------------------------------------- */
@@ -1737,6 +1799,8 @@ int main(int argc, char **argv)
 		}
 		return 0;
 	}
+	if (strcmp(argv[4], "exit") == 0)
+		exit_watch(); /* returns in the child, which runs the case */
 	atexit(log_tail);
 	drm = drm_open();
 	c.flag = pinned(8 * sizeof(uint64_t));
