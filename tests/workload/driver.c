@@ -1219,6 +1219,10 @@ static void op_dlopen(int opi, const struct op *o)
 
 	if (o->na < 1 || (!fork_it && strcmp(o->a[0], "capture")))
 		die("line %d: dlopen fork|capture", o->line);
+	/* HXWORK_CTOR_LIB: a driver started through another release's
+	 * dynamic loader, whose /proc/self/exe is that loader (hxwork) */
+	if (!path[0] && getenv("HXWORK_CTOR_LIB"))
+		snprintf(path, sizeof(path), "%s", getenv("HXWORK_CTOR_LIB"));
 	if (!path[0]) {
 		ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 32);
 		char *slash;
