@@ -389,23 +389,67 @@ CPUHIP_EXPORT void cpuhipTestFailNextHostFunc(void)
 
 /* The same faults armed for the calling thread's calls only (the
  * workload's seeded faults: a failure is then known to belong to the op
- * that thread is running, whatever the other threads call meanwhile). */
-static __thread int fail_mine;
+ * that thread is running, whatever the other threads call meanwhile).
+ * Kept in a table by thread id, not in thread-local storage: a test
+ * unloads this library, and LeakSanitizer's exit-time scan of the threads'
+ * dynamic TLS then crashed on the freed block (hostile-*-unload). */
+#define FAIL_MINE_SLOTS 32
+static pthread_mutex_t fail_mine_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int fail_mine_armed; /* slots in use: the fast path's check */
+static struct {
+	pid_t tid;
+	int what;
+} fail_mine[FAIL_MINE_SLOTS];
+
+static pid_t my_tid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
 
 CPUHIP_EXPORT int cpuhipTestFailOnThisThread(int what)
 {
-	int old = fail_mine;
+	pid_t tid = my_tid();
+	int old = 0, free_slot = -1, i;
 
-	fail_mine = what;
+	pthread_mutex_lock(&fail_mine_lock);
+	for (i = 0; i < FAIL_MINE_SLOTS; i++) {
+		if (fail_mine[i].tid == tid)
+			break;
+		if (!fail_mine[i].tid && free_slot < 0)
+			free_slot = i;
+	}
+	if (i < FAIL_MINE_SLOTS) {
+		old = fail_mine[i].what;
+		fail_mine[i].what = what;
+		if (!what) {
+			fail_mine[i].tid = 0;
+			atomic_fetch_sub(&fail_mine_armed, 1);
+		}
+	} else if (what && free_slot >= 0) {
+		fail_mine[free_slot].tid = tid;
+		fail_mine[free_slot].what = what;
+		atomic_fetch_add(&fail_mine_armed, 1);
+	}
+	pthread_mutex_unlock(&fail_mine_lock);
 	return old;
 }
 
 static bool take_mine(int bit)
 {
-	if (!(fail_mine & bit))
+	bool taken = false;
+	pid_t tid;
+
+	if (!atomic_load_explicit(&fail_mine_armed, memory_order_relaxed))
 		return false;
-	fail_mine &= ~bit;
-	return true;
+	tid = my_tid();
+	pthread_mutex_lock(&fail_mine_lock);
+	for (int i = 0; i < FAIL_MINE_SLOTS; i++)
+		if (fail_mine[i].tid == tid && (fail_mine[i].what & bit)) {
+			fail_mine[i].what &= ~bit;
+			taken = true;
+		}
+	pthread_mutex_unlock(&fail_mine_lock);
+	return taken;
 }
 
 bool cpuhip_take_refuse_wait(void)
