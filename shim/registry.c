@@ -294,9 +294,9 @@ static const char *describe_fd(int fd, char *buf, size_t n)
  * object as itself, a sync_file as a binary sync object holding its
  * fence (*sync_file set).  Which of the two the fd is, the kernel says:
  * each import checks the file's type and refuses any other (EINVAL), so
- * nothing is guessed from names, /proc or ioctls sent to the fd itself. */
-/* A syncobj fd, else a sync_file fd.  On failure *step names the ioctl
- * that failed; -EINVAL (from both imports) means the fd is neither. */
+ * nothing is guessed from names, /proc or ioctls sent to the fd itself.
+ * On failure *step names the ioctl that failed; -EINVAL from both
+ * imports means the fd is neither. */
 static int import_locked(int fd, uint32_t *handle, bool *sync_file, const char **step)
 {
 	int ret = hx_sync_import_fd(&hx_reg.dev, fd, handle);
