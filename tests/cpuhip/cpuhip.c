@@ -232,11 +232,6 @@ static int ndevices = 1;
 /* ------------------------------------------------------------------ */
 /* Helpers                                                             */
 
-static pid_t current_tid(void)
-{
-	return (pid_t)syscall(SYS_gettid);
-}
-
 static int64_t now_ns(void)
 {
 	struct timespec ts;
@@ -934,7 +929,7 @@ static void *cb_main(void *arg)
 {
 	(void)arg;
 	pthread_mutex_lock(&g.lock);
-	g.cb_tid = current_tid();
+	g.cb_tid = cpuhip_tid();
 	for (;;) {
 		while (!g.cb_head)
 			pthread_cond_wait(&g.cb_work, &g.lock);
@@ -1104,7 +1099,7 @@ static void *worker_main(void *arg)
 {
 	struct hwq *q = arg;
 	pthread_mutex_lock(&g.lock);
-	q->tid = current_tid();
+	q->tid = cpuhip_tid();
 	q->started = true;
 	pthread_cond_broadcast(&g.progress);
 	for (;;) {

@@ -90,7 +90,7 @@ static void *worker_main(void *p)
 	struct worker_arg *w = p;
 
 	il_interfering = true;
-	atomic_store(&w->tid, (int)syscall(SYS_gettid));
+	atomic_store(&w->tid, (int)cpuhip_tid());
 	if (w->fn)
 		w->fn(w->arg, w->stream);
 	else
@@ -104,7 +104,7 @@ CPUHIP_EXPORT void cpuhipTestInterferenceDone(void)
 {
 	pthread_mutex_lock(&il_lock);
 	struct worker_arg *w = atomic_load(&current_worker);
-	if (w && atomic_load(&w->tid) == (int)syscall(SYS_gettid))
+	if (w && atomic_load(&w->tid) == (int)cpuhip_tid())
 		atomic_store(&w->done, true);
 	pthread_mutex_unlock(&il_lock);
 }
@@ -401,14 +401,9 @@ static struct {
 	int what;
 } fail_mine[FAIL_MINE_SLOTS];
 
-static pid_t my_tid(void)
-{
-	return (pid_t)syscall(SYS_gettid);
-}
-
 CPUHIP_EXPORT int cpuhipTestFailOnThisThread(int what)
 {
-	pid_t tid = my_tid();
+	pid_t tid = cpuhip_tid();
 	int old = 0, free_slot = -1, i;
 
 	pthread_mutex_lock(&fail_mine_lock);
@@ -429,6 +424,9 @@ CPUHIP_EXPORT int cpuhipTestFailOnThisThread(int what)
 		fail_mine[free_slot].tid = tid;
 		fail_mine[free_slot].what = what;
 		atomic_fetch_add(&fail_mine_armed, 1);
+	} else if (what) {
+		fprintf(stderr, "cpuhip: cpuhipTestFailOnThisThread: %d threads have faults "
+			"armed already; thread %d's are not armed\n", FAIL_MINE_SLOTS, (int)tid);
 	}
 	pthread_mutex_unlock(&fail_mine_lock);
 	return old;
@@ -441,12 +439,13 @@ static bool take_mine(int bit)
 
 	if (!atomic_load_explicit(&fail_mine_armed, memory_order_relaxed))
 		return false;
-	tid = my_tid();
+	tid = cpuhip_tid();
 	pthread_mutex_lock(&fail_mine_lock);
 	for (int i = 0; i < FAIL_MINE_SLOTS; i++)
-		if (fail_mine[i].tid == tid && (fail_mine[i].what & bit)) {
+		if (fail_mine[i].tid == tid) {
+			taken = fail_mine[i].what & bit;
 			fail_mine[i].what &= ~bit;
-			taken = true;
+			break;
 		}
 	pthread_mutex_unlock(&fail_mine_lock);
 	return taken;

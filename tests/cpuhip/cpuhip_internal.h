@@ -8,7 +8,9 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include "hipextsem/hip_api.h"
 #include "hipextsem/hip_devprop.h"
@@ -18,6 +20,12 @@
 #endif
 
 #define CPUHIP_EXPORT __attribute__((visibility("default")))
+
+/* The calling thread's kernel id. */
+static inline pid_t cpuhip_tid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
 
 
 /* Error names and strings (cpuhip_errors.c). */
