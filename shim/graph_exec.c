@@ -573,13 +573,19 @@ out:
 	return err;
 }
 
+/* A launch leaves its wait nodes' waits pending on the stream: the release
+ * at exit is set up on the launching thread too (the main thread's hook
+ * where the shim's interposition of __cxa_thread_atexit_impl is not
+ * reached), before the capture guard (streams.c, wait.c). */
 hipError_t hx_graph_launch(hipGraphExec_t exec, hipStream_t stream)
 {
+	hx_op_exit_release_setup("hipGraphLaunch");
 	return gw_launch(exec, hx_stream_canonical(stream), false);
 }
 
 hipError_t hx_graph_launch_spt(hipGraphExec_t exec, hipStream_t stream)
 {
+	hx_op_exit_release_setup("hipGraphLaunch_spt");
 	/* Not hx_stream_canonical: NULL means the per-thread stream here. */
 	return gw_launch(exec, stream, true);
 }

@@ -329,6 +329,13 @@ hipError_t hx_op_import(hipExternalSemaphore_t *out, const void *desc)
 	/* 5.2: the main thread's per-thread stream made now, early (streams.c:
 	 * exit). */
 	hx_stream_exit_prepare();
+	/* Every wait, whatever path enqueues it later (a direct call, a
+	 * graph's wait node, a captured wait, on any thread), needs a
+	 * semaphore, so the release of pending waits at exit is set up here,
+	 * once per thread: set up only by the direct calls, a process whose
+	 * waits were all graph nodes hung in exit().  No lock of the shim's
+	 * is held here (the set-up may take glibc's loader lock: wait.c). */
+	hx_op_exit_release_setup("hipImportExternalSemaphore");
 	type = hx_abi_desc_type(desc);
 	switch (type) {
 	case HX_SEM_HANDLE_OPAQUE_FD:

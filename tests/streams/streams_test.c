@@ -213,6 +213,40 @@ static void *worker_wait_thread(void *p)
 	return NULL;
 }
 
+/* A wait made only by a graph: a wait node, instantiated and launched on
+ * `st`; the process makes no direct signal or wait call. */
+static void graph_wait_launch(hipExternalSemaphore_t s, uint64_t v, hipStream_t st)
+{
+	hx_graph_add_ext_sem_node_fn *add_wait =
+		(hx_graph_add_ext_sem_node_fn *)dlsym(RTLD_DEFAULT,
+						      "hipGraphAddExternalSemaphoresWaitNode");
+	static test_wait_params p;
+	static hipExternalSemaphore_t sems[1];
+	struct hx_ext_sem_node_params np = { sems, &p, 1 };
+	hipGraphNode_t n;
+	hipGraphExec_t x;
+	hipGraph_t g;
+
+	CHECK(add_wait, "hipGraphAddExternalSemaphoresWaitNode not found");
+	memset(&p, 0, sizeof(p));
+	p.params.fence.value = v;
+	sems[0] = s;
+	HIPCHECK(hipGraphCreate(&g, 0));
+	HIPCHECK(add_wait(&n, g, NULL, 0, &np));
+	HIPCHECK(hipGraphInstantiate(&x, g, NULL, NULL, 0));
+	HIPCHECK(hipGraphLaunch(x, st));
+}
+
+static void *worker_graph_thread(void *p)
+{
+	struct worker_wait *w = p;
+
+	HIPCHECK(hipStreamCreate(&w->st));
+	graph_wait_launch(w->s, 1, w->st);
+	HIPCHECK(hipEventRecord(w->ev, w->st));
+	return NULL;
+}
+
 /* Called by the test build of the shim (libextsem-noise.so, noise.h)
  * inside the registry lock, in hipDestroyExternalSemaphore: once armed,
  * it says so and keeps the lock for 300 ms, as a thread preempted there
@@ -264,6 +298,28 @@ static int child(const char *how)
 			      "was not reached (the case needs libextsem-noise.so)");
 			sleep_ms(1);
 		}
+		return 0;
+	}
+
+	if (strstr(how, "graph")) {
+		/* The process's only wait is a graph's wait node: on the
+		 * main thread's per-thread stream, or on a worker's stream
+		 * that the main thread's per-thread stream then waits for. */
+		if (strstr(how, "worker")) {
+			struct worker_wait w = { .s = s, .st = NULL, .ev = NULL };
+			pthread_t t;
+
+			HIPCHECK(hipEventCreateWithFlags(&w.ev, hipEventDisableTiming));
+			CHECK(pthread_create(&t, NULL, worker_graph_thread, &w) == 0,
+			      "pthread_create");
+			pthread_join(t, NULL);
+			HIPCHECK(hipStreamWaitEvent(hipStreamPerThread, w.ev, 0));
+		} else {
+			graph_wait_launch(s, 1, hipStreamPerThread);
+		}
+		mark(hipStreamPerThread, pinned(8), 1);
+		if (strstr(how, "exit"))
+			exit(0);
 		return 0;
 	}
 
@@ -368,6 +424,21 @@ static void exit_worker_null_return(void)
 static void exit_worker_event_return(void)
 {
 	exit_pending("worker-event-return");
+}
+
+static void exit_graph_pts_return(void)
+{
+	exit_pending("graph-pts-return");
+}
+
+static void exit_graph_pts_exit(void)
+{
+	exit_pending("graph-pts-exit");
+}
+
+static void exit_graph_worker_return(void)
+{
+	exit_pending("graph-worker-return");
 }
 
 static void exit_lock_held(void)
@@ -494,6 +565,9 @@ static const struct {
 	{ "exit-null-return", exit_null_return },
 	{ "exit-worker-null-return", exit_worker_null_return },
 	{ "exit-worker-event-return", exit_worker_event_return },
+	{ "exit-graph-pts-return", exit_graph_pts_return },
+	{ "exit-graph-pts-exit", exit_graph_pts_exit },
+	{ "exit-graph-worker-return", exit_graph_worker_return },
 	{ "exit-lock-held", exit_lock_held },
 	{ "thread-exit-keeps", thread_exit_keeps },
 };
