@@ -420,10 +420,28 @@ hipError_t hx_op_import(hipExternalSemaphore_t *out, const void *desc)
 	 * fd so, with timeline values in fence.value): acted on as the
 	 * timeline it is.  Treated as binary, its first wait would reset it
 	 * and drop the producer's timeline. */
-	if (!sync_file && !timeline && hx_reg.dev.has_timeline &&
-	    hx_sync_last_point(&hx_reg.dev, handle, &last_point) == 0 && last_point) {
-		timeline = true;
-		as_timeline = true;
+	if (!sync_file && !timeline) {
+		/* A failed query is not "no points" (sync.h): tried again a
+		 * few times, then the import fails and the fd stays the
+		 * caller's.  Taken for binary, such a timeline would have its
+		 * waits pass early and its signals dropped. */
+		for (unsigned tries = 0; tries < 3; tries++) {
+			ret = hx_sync_points(&hx_reg.dev, handle, &last_point);
+			if (!ret)
+				break;
+		}
+		if (ret) {
+			hx_sync_destroy(&hx_reg.dev, handle);
+			pthread_mutex_unlock(&hx_reg.lock);
+			hx_err("hipImportExternalSemaphore: fd %d: DRM_IOCTL_SYNCOBJ_QUERY of its "
+			       "timeline points failed (%s): not imported, the fd is still the "
+			       "caller's (binary or timeline cannot be told)", fd, strerror(-ret));
+			return ret == -ENOMEM ? hipErrorOutOfMemory : hipErrorOperatingSystem;
+		}
+		if (last_point) {
+			timeline = true;
+			as_timeline = true;
+		}
 	}
 	sem = sem_new_locked();
 	if (!sem) {

@@ -127,12 +127,9 @@ int hx_sync_last_point(const struct hx_sync_dev *dev, uint32_t handle, uint64_t 
 	return neg_errno(drmIoctl(dev->fd, DRM_IOCTL_SYNCOBJ_QUERY, &args));
 }
 
-/* Whether the object carries timeline points, asked before a binary signal
- * or reset, which would drop them.  A query that fails for a reason other
- * than the kernel not knowing the flag (EINVAL: before LAST_SUBMITTED; then
- * nothing can be known and the object is taken as binary) is the caller's
- * failure: it is retried, never taken for "no points". */
-static int points_check(const struct hx_sync_dev *dev, uint32_t handle, uint64_t *last)
+/* sync.h.  The one answer to "does this object carry timeline points?",
+ * for the import, a binary signal and a reset alike. */
+int hx_sync_points(const struct hx_sync_dev *dev, uint32_t handle, uint64_t *last)
 {
 	int ret;
 
@@ -150,7 +147,7 @@ static int points_check(const struct hx_sync_dev *dev, uint32_t handle, uint64_t
 int hx_sync_signal_binary(const struct hx_sync_dev *dev, uint32_t handle, uint64_t value,
 			  uint64_t *last)
 {
-	int ret = points_check(dev, handle, last);
+	int ret = hx_sync_points(dev, handle, last);
 
 	if (ret)
 		return ret;
@@ -167,7 +164,7 @@ static atomic_ulong resets_skipped;
 int hx_sync_reset(const struct hx_sync_dev *dev, uint32_t handle)
 {
 	uint64_t point = 0;
-	int ret = points_check(dev, handle, &point);
+	int ret = hx_sync_points(dev, handle, &point);
 
 	/* A binary semaphore's syncobj that holds timeline points (a
 	 * timeline imported as OpaqueFd that had no point yet at import) is

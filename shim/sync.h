@@ -75,6 +75,14 @@ int hx_sync_signal_binary(const struct hx_sync_dev *dev, uint32_t handle, uint64
  * binary one, or a timeline with none yet).  -EOPNOTSUPP on a device
  * without timelines. */
 int hx_sync_last_point(const struct hx_sync_dev *dev, uint32_t handle, uint64_t *point);
+/* Whether the object carries timeline points, asked wherever the shim
+ * decides between binary and timeline (the import, a binary signal, a
+ * reset): 0 with *last its last point (0: none, or a device without
+ * timelines, or a kernel that does not know LAST_SUBMITTED, EINVAL: then
+ * nothing can be known and the object is taken as binary).  Any other
+ * failure is returned as -errno with *last 0, and is the caller's failure:
+ * never taken for "no points". */
+int hx_sync_points(const struct hx_sync_dev *dev, uint32_t handle, uint64_t *last);
 int hx_sync_query(const struct hx_sync_dev *dev, uint32_t handle, uint64_t *value);
 /* Current values of many timeline syncobjs in one ioctl. */
 int hx_sync_query_many(const struct hx_sync_dev *dev, uint32_t *handles, uint64_t *values,

@@ -125,6 +125,16 @@ MUTANTS = [
          desc="a failed points query before a binary signal or reset is taken for no points "
               "(the signal or reset drops the timeline)",
          drm=r"^shim-edge-(eventfd|multiwait)\.abi[56]\.tl-keep$"),
+    dict(name="import-points-fail-open", file="shim/registry.c",
+         edits=[("\t\tif (ret) {\n\t\t\thx_sync_destroy(&hx_reg.dev, handle);\n"
+                 "\t\t\tpthread_mutex_unlock(&hx_reg.lock);\n"
+                 "\t\t\thx_err(\"hipImportExternalSemaphore: fd %d: DRM_IOCTL_SYNCOBJ_QUERY",
+                 "\t\tif (0) {\n\t\t\thx_sync_destroy(&hx_reg.dev, handle);\n"
+                 "\t\t\tpthread_mutex_unlock(&hx_reg.lock);\n"
+                 "\t\t\thx_err(\"hipImportExternalSemaphore: fd %d: DRM_IOCTL_SYNCOBJ_QUERY")],
+         desc="a failed points query at import is taken for no points (a timeline imported "
+              "as OpaqueFd becomes binary: its waits pass early, its signals are refused)",
+         drm=r"^shim-edge-eventfd\.abi[56]\.tl-import$"),
     # ---- streams ----------------------------------------------------------
     dict(name="destroy-keeps-check-cache", file="shim/streams.c",
          edits=[("\tatomic_fetch_add_explicit(&hx_streams_destroyed, 1, memory_order_acq_rel);\n", "")],

@@ -385,6 +385,52 @@ static void case_tl_keep(void)
 	printf("tl-keep: ok\n");
 }
 
+/* ---- a failed points query at import ---------------------------------
+ * A timeline at point 1 imported as OpaqueFd is a timeline (the shim asks
+ * the kernel at import).  When that question fails, the import must not
+ * take the object for binary: a wait for point 2 would pass at once and a
+ * binary signal would be refused.  One failure: asked again, imported as
+ * the timeline it is.  Failures on every try: the import fails with
+ * hipErrorOperatingSystem and the fd stays the caller's. */
+static void case_tl_import(void)
+{
+	uint64_t *flag = pinned(sizeof(uint64_t));
+	uint32_t h = so_create(drm, false);
+	hipExternalSemaphore_t s = NULL;
+	hipStream_t st;
+	hipError_t err;
+	int fd;
+
+	HIPCHECK(hipStreamCreate(&st));
+	so_signal(drm, h, 1);
+	fault_call = F_LASTPT;
+	atomic_store(&fault_left, 1);
+	s = import_new(h, false);
+	CHECK(atomic_load(&fault_hits) == 1, "the import did not ask for the points (%d failures "
+	      "injected)", atomic_load(&fault_hits));
+	HIPCHECK(wait1(s, 2, st));
+	stream_mark(st, flag, 1);
+	sleep_ms(200);
+	CHECK(!load64(flag), "a wait for point 2 passed at point 1: the import took the timeline "
+	      "for binary after a failed points query");
+	so_signal(drm, h, 2);
+	CHECK(flag_within(flag, 5000), "the wait for point 2 did not pass once point 2 was signaled");
+	HIPCHECK(hipStreamSynchronize(st));
+	HIPCHECK(hipDestroyExternalSemaphore(s));
+
+	atomic_store(&fault_left, 1 << 20);
+	fd = so_export(drm, h);
+	err = import_fd(&s, fd, false);
+	fault_call = F_NONE;
+	CHECK(err == hipErrorOperatingSystem, "an import whose points query always failed answered "
+	      "%d, expected %d (hipErrorOperatingSystem)", (int)err, (int)hipErrorOperatingSystem);
+	CHECK(fcntl(fd, F_GETFD) != -1, "the failed import closed the caller's fd");
+	close(fd);
+	HIPCHECK(hipStreamDestroy(st));
+	drmSyncobjDestroy(drm, h);
+	printf("tl-import: ok\n");
+}
+
 /* ---- defect 2: a binary signal taken by someone else ------------------ */
 
 static void case_bin_refire(void)
@@ -822,6 +868,8 @@ int main(int argc, char **argv)
 		case_bin_one();
 	else if (strcmp(argv[1], "tl-keep") == 0)
 		case_tl_keep();
+	else if (strcmp(argv[1], "tl-import") == 0)
+		case_tl_import();
 	else if (strcmp(argv[1], "fault") == 0 && fault)
 		case_fault(fault);
 	else if (strcmp(argv[1], "giveup") == 0 && fault)
