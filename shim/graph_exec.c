@@ -50,7 +50,8 @@ struct gexec {
  * `idle`, recorded on the stream when it was pooled, has completed.
  * hipStreamQuery answers 900 for every stream from 5.5 to 6.0 while any
  * global capture is live, whatever the caller's mode (clr
- * hipStreamQuery_common -> StreamCaptureOngoing; DESIGN.md section 6), so
+ * hipStreamQuery_common -> StreamCaptureOngoing in hip_stream.cpp, read at
+ * rocm-5.7.1; docs/streams.md), so
  * that no pooled stream was ever taken then. */
 struct gw_pooled {
 	struct gw_pooled *next;

@@ -151,9 +151,12 @@ void hx_op_signal_settle(struct signal_op *op, bool kept)
 		signal_free(op);
 }
 
+/* On the runtime's callback thread: an earlier poll signal of the same
+ * stream is issued first (hx_poll_flush). */
 static void signal_host_fn(void *data)
 {
 	hx_noise();
+	hx_poll_flush();
 	run_signal(data);
 }
 
@@ -162,6 +165,14 @@ static void signal_stream_cb(hipStream_t stream, hipError_t status, void *data)
 	if (status != hipSuccess)
 		hx_warn("stream %p reported error %d before a semaphore signal; signaling "
 			"anyway so the other side is not left waiting", (void *)stream, (int)status);
+	hx_poll_flush();
+	run_signal(data);
+}
+
+/* On the poll thread (signal_poll.c), which runs reached records itself. */
+static void signal_poll_fn(void *data)
+{
+	hx_noise();
 	run_signal(data);
 }
 
@@ -273,7 +284,7 @@ hipError_t hx_op_signal(const hipExternalSemaphore_t *hs, const void *params, un
 
 		err = HX_POLL_UNAVAILABLE;
 		if (use_poll(what, stream)) {
-			err = hx_poll_signal(stream, signal_host_fn, op);
+			err = hx_poll_signal(stream, signal_poll_fn, op);
 			prim = "hipStreamWriteValue64";
 		}
 		if (err == HX_POLL_UNAVAILABLE) {
@@ -328,6 +339,8 @@ hipError_t hx_op_signal_validate(const hipExternalSemaphore_t *hs, const void *p
  * built is skipped with a log line, never dereferenced. */
 void hx_op_signal_handles(const hipExternalSemaphore_t *hs, const uint64_t *values, unsigned n)
 {
+	/* Stream order with the poll signals before this node (signal_poll.h). */
+	hx_poll_flush();
 	for (unsigned i = 0; i < n; i++) {
 		struct hx_sem *sem = hx_acquire(hs[i]);
 

@@ -107,6 +107,11 @@ struct poll_rec {
 };
 
 static struct {
+	/* Held while reached records are run, by the thread or by a flush
+	 * (hx_poll_flush): one runner at a time, so that a flush never finds
+	 * a reached record taken off the list and not yet run.  Taken before
+	 * `lock`. */
+	pthread_mutex_t run_lock;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;    /* the thread's sleep */
 	pthread_cond_t progress; /* exit's flush */
@@ -123,10 +128,15 @@ static struct {
 	int64_t min_ns, max_ns;
 	/* stats, under the lock */
 	uint64_t submitted, signaled, npending, wakeups, idle_waits, period_ns, pending_ns_sum;
+	uint64_t flushed; /* of `signaled`, run by a flush */
 } P = {
+	.run_lock = PTHREAD_MUTEX_INITIALIZER,
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.next_seq = 1,
 };
+
+/* Set by the process's first poll signal: before it, a flush is one load. */
+static atomic_bool poll_used;
 
 static __thread char per_thread_key;
 
@@ -163,11 +173,12 @@ static void wait_until(pthread_cond_t *c, int64_t when_ns)
  * guard that calls hold). */
 static void poll_fork_child(void)
 {
+	pthread_mutex_init(&P.run_lock, NULL);
 	pthread_mutex_init(&P.lock, NULL);
 	P.head = P.tail = P.free_recs = NULL;
 	P.started = P.idle = P.stop = P.stopped = P.failed = false;
 	P.npending = P.submitted = P.signaled = P.wakeups = P.idle_waits = 0;
-	P.pending_ns_sum = P.period_ns = 0;
+	P.pending_ns_sum = P.period_ns = P.flushed = 0;
 }
 
 __attribute__((constructor)) static void poll_register_fork(void)
@@ -213,6 +224,18 @@ static void scan_locked(struct poll_rec **done, struct poll_rec ***done_tail)
 	}
 }
 
+/* The records of `done` (n of them, run) go back to the free list. */
+static void done_locked(struct poll_rec *done, struct poll_rec **done_tail, uint64_t n,
+			uint64_t pend_sum)
+{
+	*done_tail = P.free_recs;
+	P.free_recs = done;
+	P.signaled += n;
+	P.npending -= n;
+	P.pending_ns_sum += pend_sum;
+	pthread_cond_broadcast(&P.progress);
+}
+
 static void *poll_thread(void *unused)
 {
 	int64_t period = 0;
@@ -237,6 +260,9 @@ static void *poll_thread(void *unused)
 			period = 0;
 			continue;
 		}
+		pthread_mutex_unlock(&P.lock);
+		pthread_mutex_lock(&P.run_lock);
+		pthread_mutex_lock(&P.lock);
 		scan_locked(&done, &done_tail);
 		if (done) {
 			pthread_mutex_unlock(&P.lock);
@@ -247,15 +273,12 @@ static void *poll_thread(void *unused)
 				n++;
 			}
 			pthread_mutex_lock(&P.lock);
-			*done_tail = P.free_recs;
-			P.free_recs = done;
-			P.signaled += n;
-			P.npending -= n;
-			P.pending_ns_sum += pend_sum;
-			pthread_cond_broadcast(&P.progress);
-			if (!P.head)
-				continue;
+			done_locked(done, done_tail, n, pend_sum);
 		}
+		pthread_mutex_unlock(&P.run_lock);
+		/* A flush may have taken every record meanwhile. */
+		if (!P.head || P.stop)
+			continue;
 		now = hx_now_ns();
 		period = clamp64((now - P.head->submit_ns) / 4, P.min_ns, P.max_ns);
 		P.period_ns = (uint64_t)period;
@@ -405,6 +428,7 @@ hipError_t hx_poll_signal(hipStream_t stream, void (*run)(void *), void *arg)
 	P.tail = r;
 	P.npending++;
 	P.submitted++;
+	atomic_store_explicit(&poll_used, true, memory_order_release);
 	wake = P.idle;
 	P.idle = false; /* one wake-up is enough */
 	pthread_mutex_unlock(&P.lock);
@@ -437,6 +461,42 @@ hipError_t hx_poll_signal(hipStream_t stream, void (*run)(void *), void *arg)
 	return err;
 }
 
+/* signal_poll.h.  Called by every signal that the runtime's callback
+ * thread runs (a host-function signal, a graph's signal node, a captured
+ * signal): the stream got there, so each earlier write of that stream has
+ * landed, and its record is run here, before the caller's own ioctl,
+ * rather than at the poll thread's next look. */
+void hx_poll_flush(void)
+{
+	struct poll_rec *done = NULL, **done_tail = &done;
+	uint64_t n = 0, pend_sum = 0;
+	int64_t now;
+
+	if (!atomic_load_explicit(&poll_used, memory_order_acquire))
+		return;
+	pthread_mutex_lock(&P.run_lock);
+	pthread_mutex_lock(&P.lock);
+	if (P.head)
+		scan_locked(&done, &done_tail);
+	if (!done) {
+		pthread_mutex_unlock(&P.lock);
+		pthread_mutex_unlock(&P.run_lock);
+		return;
+	}
+	pthread_mutex_unlock(&P.lock);
+	now = hx_now_ns();
+	for (struct poll_rec *r = done; r; r = r->next) {
+		pend_sum += (uint64_t)(now - r->submit_ns);
+		r->run(r->arg);
+		n++;
+	}
+	pthread_mutex_lock(&P.lock);
+	done_locked(done, done_tail, n, pend_sum);
+	P.flushed += n;
+	pthread_mutex_unlock(&P.lock);
+	pthread_mutex_unlock(&P.run_lock);
+}
+
 void hx_poll_get_stats(struct hx_poll_stats *st)
 {
 	clockid_t cid;
@@ -455,6 +515,7 @@ void hx_poll_get_stats(struct hx_poll_stats *st)
 		.cpu_ns = -1,
 		.period_ns = P.period_ns,
 		.pending_ns_sum = P.pending_ns_sum,
+		.flushed = P.flushed,
 	};
 	if (running && !pthread_getcpuclockid(P.thread, &cid) && !clock_gettime(cid, &ts))
 		st->cpu_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;

@@ -45,6 +45,16 @@ static inline enum hx_signal_mode hx_signal_mode(void)
 #define HX_POLL_UNAVAILABLE ((hipError_t)-3)
 hipError_t hx_poll_signal(hipStream_t stream, void (*run)(void *), void *arg);
 
+/*
+ * Runs, on the calling thread and now, every poll signal whose stream has
+ * reached it.  Every signal that the runtime's callback thread runs calls
+ * it before its own ioctl: the stream reached that host function, so an
+ * earlier poll signal of the same stream has been reached too and must be
+ * issued first (stream order across signal paths).  One load when the
+ * process never made a poll signal.  Never called from the poll thread.
+ */
+void hx_poll_flush(void);
+
 /* What the poll thread did (docs/signal-modes.md).  cpu_ns is the
  * thread's CPU time (-1 when unknown). */
 struct hx_poll_stats {
@@ -57,6 +67,7 @@ struct hx_poll_stats {
 	int64_t cpu_ns;
 	uint64_t period_ns;     /* the last poll period */
 	uint64_t pending_ns_sum; /* submit -> seen, summed over signals */
+	uint64_t flushed;       /* of signaled, run by hx_poll_flush */
 };
 void hx_poll_get_stats(struct hx_poll_stats *st);
 

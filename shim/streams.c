@@ -3,7 +3,7 @@
  * Stream handles as each release treats them (streams.h, docs/streams.md).
  *
  * What the releases do with a stream handle, in the calls the shim makes
- * (DESIGN.md section 6; each verified in the source named):
+ * (each read in the ROCm source named; docs/streams.md):
  *
  *  - 5.2 (hipamd rocm-5.2.3, Debian 12's runtime): hipStreamWaitValue64
  *    and the other stream operations use the handle unchecked

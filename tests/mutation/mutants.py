@@ -135,6 +135,14 @@ MUTANTS = [
          desc="a failed points query at import is taken for no points (a timeline imported "
               "as OpaqueFd becomes binary: its waits pass early, its signals are refused)",
          drm=r"^shim-edge-eventfd\.abi[56]\.tl-import$"),
+    dict(name="poll-no-flush", file="shim/signal_poll.c",
+         edits=[("\tif (!atomic_load_explicit(&poll_used, memory_order_acquire))\n\t\treturn;\n"
+                 "\tpthread_mutex_lock(&P.run_lock);",
+                 "\tif (1)\n\t\treturn;\n\tpthread_mutex_lock(&P.run_lock);")],
+         desc="a host-function signal (graph node, captured, during a live capture) does not "
+              "issue the reached poll signals first: it overtakes an earlier poll signal of "
+              "its stream",
+         drm=r"^shim-poll\.abi[56]\.poll-paths$"),
     # ---- streams ----------------------------------------------------------
     dict(name="destroy-keeps-check-cache", file="shim/streams.c",
          edits=[("\tatomic_fetch_add_explicit(&hx_streams_destroyed, 1, memory_order_acq_rel);\n", "")],

@@ -741,7 +741,11 @@ void hx_selftest_run_modes(const struct hx_selftest_opts *o, struct hx_selftest_
 		m->recommended = "poll";
 		snprintf(m->why, sizeof(m->why), "poll hands a signal to the kernel %.1f us sooner "
 			 "than hostfunc and spends %.1f us of its thread's CPU per signal; its enqueue "
-			 "is %.2fx of hostfunc's", saved / 1000.0, cpu / 1000.0,
+			 "is %.2fx of hostfunc's.  What poll promises: the shim's signals and waits "
+			 "keep stream order on every path, but hipStreamSynchronize, "
+			 "hipEventSynchronize, hipStreamQuery or a host function of yours may see the "
+			 "stream past a poll signal up to HIPEXTSEM_POLL_MAX_US before the signal is "
+			 "issued (docs/signal-modes.md)", saved / 1000.0, cpu / 1000.0,
 			 po_enq->p50_ns / hf_enq->p50_ns);
 	} else {
 		m->recommended = "hostfunc";
