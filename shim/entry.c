@@ -24,7 +24,7 @@
 HX_EXPORT hipError_t hipImportExternalSemaphore(hipExternalSemaphore_t *extSem_out,
 						const hipExternalSemaphoreHandleDesc *semHandleDesc)
 {
-	return hx_op_import(extSem_out, semHandleDesc);
+	return hx_intercept_import(extSem_out, semHandleDesc);
 }
 
 HX_HOT_PATH HX_HOT_PAGE_START

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "capture_guard.h"
 #include "graph_common.h"
 #include "graph_wait.h"
 #include "intercept.h"
@@ -112,110 +113,6 @@ hipError_t hx_graph_exec_node_set_params(hipGraphExec_t exec, hipGraphNode_t nod
 
 /* ---- captures ----------------------------------------------------------- */
 
-/*
- * hx_captures_live counts the captures the shim saw begin and has not seen
- * end, each keyed by its origin stream (hipStreamPerThread, or the null
- * stream of a _spt call, with the calling thread).  A capture is over when
- * its stream no longer reports one after an end, whatever the end
- * answered: clr answers hipErrorStreamCaptureInvalidated to every end of
- * an invalidated capture that it leaves in place, so counting answers would
- * count one capture's end twice and hide another live capture.  An end of
- * a capture the shim never saw begin (a runtime call it does not wrap)
- * counts nothing.  Written under the capture guard's writer lock and
- * capture_lock; the count is read without either.
- */
-atomic_int hx_captures_live;
-
-struct capture_key {
-	hipStream_t stream;
-	pid_t tid; /* per-thread streams only, else 0 */
-};
-
-static pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct capture_key *captures;
-static size_t ncaptures, captures_cap;
-
-static struct capture_key capture_key(hipStream_t stream, bool spt)
-{
-	struct capture_key k = { .stream = stream, .tid = 0 };
-
-	if (stream == hipStreamPerThread || (spt && !stream)) {
-		k.stream = hipStreamPerThread;
-		k.tid = (pid_t)syscall(SYS_gettid);
-	}
-	return k;
-}
-
-static ssize_t capture_find_locked(struct capture_key k)
-{
-	for (size_t i = 0; i < ncaptures; i++)
-		if (captures[i].stream == k.stream && captures[i].tid == k.tid)
-			return (ssize_t)i;
-	return -1;
-}
-
-/* After a successful begin: the capture is the shim's to count (counted
- * already, before it could start).  False if it could not be recorded. */
-static bool capture_began(struct capture_key k)
-{
-	bool ok = true;
-
-	pthread_mutex_lock(&capture_lock);
-	if (capture_find_locked(k) >= 0) {
-		/* The runtime let a second capture begin on a stream it still
-		 * reports: counted once. */
-		atomic_fetch_sub_explicit(&hx_captures_live, 1, memory_order_acq_rel);
-	} else if (ncaptures == captures_cap) {
-		size_t cap = captures_cap ? 2 * captures_cap : 8;
-		struct capture_key *n = realloc(captures, cap * sizeof(*n));
-
-		if (n) {
-			captures = n;
-			captures_cap = cap;
-			captures[ncaptures++] = k;
-		} else {
-			ok = false;
-		}
-	} else {
-		captures[ncaptures++] = k;
-	}
-	pthread_mutex_unlock(&capture_lock);
-	return ok;
-}
-
-/* After an end: uncounted if the stream reports no capture now. */
-static void capture_check_ended(struct capture_key k, hipStream_t stream)
-{
-	bool over = hx_runtime_capture_status(stream) == HX_CAPTURE_STATUS_NONE;
-	ssize_t i;
-
-	if (!over)
-		return;
-	pthread_mutex_lock(&capture_lock);
-	i = capture_find_locked(k);
-	if (i >= 0) {
-		captures[i] = captures[--ncaptures];
-		atomic_fetch_sub_explicit(&hx_captures_live, 1, memory_order_acq_rel);
-	}
-	pthread_mutex_unlock(&capture_lock);
-}
-
-/* Counted before the runtime's begin, so that no signal or wait decides
- * "no capture" while one starts; recorded or uncounted after it. */
-static hipError_t capture_begin_done(hipError_t err, struct capture_key k, const char *what)
-{
-	if (err) {
-		atomic_fetch_sub_explicit(&hx_captures_live, 1, memory_order_acq_rel);
-		return err;
-	}
-	if (!capture_began(k))
-		/* Still counted: the signal and wait paths ask the stream
-		 * itself while any count is live (slower, never wrong). */
-		hx_warn("%s: out of memory recording the capture of stream %p; it stays counted",
-			what, (void *)k.stream);
-	return err;
-}
-
 hipError_t hx_stream_begin_capture(hipStream_t stream, int mode, bool spt)
 {
 	hx_stream_begin_capture_fn *real =
@@ -234,11 +131,11 @@ hipError_t hx_stream_begin_capture(hipStream_t stream, int mode, bool spt)
 	 * capture decision and its enqueue meanwhile (runtime.h).  Counted
 	 * before the capture can start. */
 	guarded = hx_capture_guard_lock();
-	atomic_fetch_add_explicit(&hx_captures_live, 1, memory_order_acq_rel);
+	hx_capture_count_begin();
 	hx_noise();
 	err = real(stream, mode);
-	err = capture_begin_done(err, capture_key(stream, spt),
-				 spt ? "hipStreamBeginCapture_spt" : "hipStreamBeginCapture");
+	err = hx_capture_begin_done(err, stream, spt,
+				    spt ? "hipStreamBeginCapture_spt" : "hipStreamBeginCapture");
 	if (guarded)
 		hx_capture_guard_unlock();
 	return err;
@@ -255,9 +152,9 @@ hipError_t hx_stream_begin_capture_to_graph(hipStream_t stream, hipGraph_t graph
 		return hipErrorNotInitialized;
 	REQUIRE_REAL(StreamBeginCaptureToGraph, "hipStreamBeginCaptureToGraph");
 	guarded = hx_capture_guard_lock();
-	atomic_fetch_add_explicit(&hx_captures_live, 1, memory_order_acq_rel);
+	hx_capture_count_begin();
 	err = hx_rt.StreamBeginCaptureToGraph(stream, graph, deps, edges, ndeps, mode);
-	err = capture_begin_done(err, capture_key(stream, false), "hipStreamBeginCaptureToGraph");
+	err = hx_capture_begin_done(err, stream, false, "hipStreamBeginCaptureToGraph");
 	if (guarded)
 		hx_capture_guard_unlock();
 	return err;
@@ -322,7 +219,7 @@ hipError_t hx_stream_end_capture(hipStream_t stream, hipGraph_t *graph, bool spt
 	/* Over only if the stream says so now: a refused call (no pGraph,
 	 * another thread, a joined stream) leaves it going, and so may an
 	 * end that answers invalidated, again and again. */
-	capture_check_ended(capture_key(stream, spt), spt && !stream ? hipStreamPerThread : stream);
+	hx_capture_end_check(stream, spt);
 	if (guarded)
 		hx_capture_guard_unlock();
 	if (!err && graph)

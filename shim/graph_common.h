@@ -71,14 +71,6 @@ static inline bool hx_graph_any_shim_handle(const struct hx_ext_sem_node_params 
 	return false;
 }
 
-/* Captures begun through the shim's hipStreamBeginCapture* and not yet
- * ended (graph.c).  Every capture starts with one of those calls (a stream
- * joins a capture only through an event captured in one already going),
- * so while it is 0 no stream can be capturing and the per-call query of the
- * runtime is skipped.  A capture whose end the shim does not see (its
- * stream destroyed while capturing) keeps it above 0: the query is made,
- * which is only slower. */
-extern atomic_int hx_captures_live;
 
 /* New params for a node the shim did not build: a hipextsem semaphore
  * cannot go into the runtime's own node (refused, logged: true); anything
@@ -93,20 +85,12 @@ static inline bool hx_graph_refuse_foreign(hipGraphNode_t node,
 	return true;
 }
 
-/* Some stream of the process is capturing (one load). */
-static inline bool hx_graph_capture_live(void)
-{
-	return atomic_load_explicit(&hx_captures_live, memory_order_acquire) != 0;
-}
-
-/* Active or invalidated: work on the stream belongs to its capture (an
- * invalidated one refuses it, as CUDA does), not to the stream. */
-static inline bool hx_graph_capturing(hipStream_t stream)
-{
-	if (!hx_graph_capture_live())
-		return false;
-	return hx_runtime_capture_status(stream) != HX_CAPTURE_STATUS_NONE;
-}
+/* Records a signal or a wait into the capture of `stream` (graph_signal.c,
+ * graph_wait.c); dispatch.c decided that the stream is capturing. */
+hipError_t hx_graph_capture_signal(const hipExternalSemaphore_t *hs, const void *params,
+				   unsigned n, hipStream_t stream);
+hipError_t hx_graph_capture_wait(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
+				 hipStream_t stream);
 
 /* graph_walk.c */
 /* The type of `node` in hip_graph.h's numbering (that of HIP 5.3 and

@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture_guard.h"
+#include "exit_release.h"
 #include "graph_wait.h"
 #include "intercept.h"
 #include "log.h"
@@ -46,41 +48,7 @@ struct gexec {
 	bool poisoned;
 };
 
-/* Side streams of destroyed execs, reused once idle.  Idle means that
- * `idle`, recorded on the stream when it was pooled, has completed.
- * hipStreamQuery answers 900 for every stream from 5.5 to 6.0 while any
- * global capture is live, whatever the caller's mode (clr
- * hipStreamQuery_common -> StreamCaptureOngoing in hip_stream.cpp, read at
- * rocm-5.7.1; docs/streams.md), so
- * that no pooled stream was ever taken then. */
-struct gw_pooled {
-	struct gw_pooled *next;
-	hipStream_t s;
-	hipEvent_t idle; /* NULL: ask hipStreamQuery */
-	int dev;
-};
-
-/* Makes `dev` current for a call that creates or records on its objects;
- * returns what gw_dev_leave restores (-1: nothing). */
-static int gw_dev_enter(int dev)
-{
-	int cur = -1;
-
-	if (!hx_rt.SetDevice || hx_rt.GetDevice(&cur) != hipSuccess || cur == dev)
-		return -1;
-	return hx_rt.SetDevice(dev) == hipSuccess ? cur : -1;
-}
-
-static void gw_dev_leave(int prev)
-{
-	if (prev >= 0)
-		hx_rt.SetDevice(prev);
-}
-
-static void gw_pool_locked(hipStream_t s, int dev);
-
 static struct gexec *gexecs;
-static struct gw_pooled *gw_pool;
 static int gw_nexecs; /* atomic: fast path of hipGraphLaunch */
 
 static struct gexec *gexec_find_locked(hipGraphExec_t exec)
@@ -115,7 +83,7 @@ static void gexec_free_locked(struct gexec *x)
 		/* Never destroyed: a stream may still hold a pending wait, and
 		 * hipStreamDestroy may wait for it. */
 		if (e->side)
-			gw_pool_locked(e->side, e->side_dev);
+			hx_gw_side_pool_locked(e->side, e->side_dev);
 		hx_gw_vals_free(&e->v);
 		if (e->w)
 			hx_gwait_unref_locked(e->w);
@@ -288,87 +256,6 @@ hipError_t hx_graph_instantiate_with_params(hipGraphExec_t *exec, hipGraph_t gra
 
 /* ---- launch ------------------------------------------------------------- */
 
-static void gw_pool_locked(hipStream_t s, int dev)
-{
-	struct gw_pooled *p = malloc(sizeof(*p));
-	int prev;
-
-	if (!p)
-		return; /* kept by nobody: a leaked stream, never a freed one */
-	p->s = s;
-	p->dev = dev;
-	p->idle = NULL;
-	if (hx_rt.EventQuery) {
-		prev = gw_dev_enter(dev);
-		if (hx_rt.EventCreateWithFlags(&p->idle, hipEventDisableTiming) != hipSuccess)
-			p->idle = NULL;
-		else if (hx_rt.EventRecord(p->idle, s) != hipSuccess) {
-			hx_rt.EventDestroy(p->idle);
-			p->idle = NULL;
-		}
-		gw_dev_leave(prev);
-	}
-	p->next = gw_pool;
-	gw_pool = p;
-}
-
-/* hipEventQuery, like hipStreamQuery, passes clr's StreamCaptureOngoing
- * for the stream of the event's latest record (clr hip_event.cpp
- * ihipEventQuery): asked in Relaxed mode, as the shim's own calls are
- * (runtime.h). */
-static bool gw_pooled_idle(const struct gw_pooled *p)
-{
-	hipError_t q;
-	int mode;
-
-	if (!p->idle)
-		return hx_runtime_stream_query(p->s) == hipSuccess;
-	mode = hx_runtime_capture_relaxed();
-	q = hx_rt.EventQuery(p->idle);
-	hx_runtime_capture_restore(mode);
-	return q == hipSuccess;
-}
-
-/* The entry's side stream, on `dev`, the device of the node's event (a
- * record on another device's stream is refused by every release). */
-static hipError_t gw_side_stream_locked(struct gexec_entry *e, int dev, const char *what)
-{
-	hipError_t err;
-	int prev;
-
-	if (e->side && e->side_dev == dev)
-		return hipSuccess;
-	if (e->side) {
-		gw_pool_locked(e->side, e->side_dev);
-		e->side = NULL;
-	}
-	/* A pooled stream is taken only when idle: never behind a pending
-	 * wait. */
-	for (struct gw_pooled **pp = &gw_pool; *pp; pp = &(*pp)->next) {
-		struct gw_pooled *p = *pp;
-		if (p->dev == dev && gw_pooled_idle(p)) {
-			*pp = p->next;
-			e->side = p->s;
-			e->side_dev = dev;
-			if (p->idle)
-				hx_rt.EventDestroy(p->idle);
-			free(p);
-			return hipSuccess;
-		}
-	}
-	prev = gw_dev_enter(dev);
-	err = hx_rt.StreamCreateWithFlags(&e->side, hipStreamNonBlocking);
-	gw_dev_leave(prev);
-	if (err) {
-		hx_err("%s: cannot create the side stream for a wait node on device %d (error %d)",
-		       what, dev, (int)err);
-		e->side = NULL;
-		return err;
-	}
-	e->side_dev = dev;
-	return hipSuccess;
-}
-
 /* Would the runtime take `stream` for a launch?  Asked before anything is
  * queued for it: a wait queued for a launch that then fails stays pending
  * and takes the semaphore's next signal from the next good launch.  The
@@ -430,7 +317,7 @@ static hipError_t gw_host_waits_locked(struct gexec *x, hipStream_t stream, cons
  * null stream is the calling thread's per-thread stream, which can be. */
 static bool gw_capturing(hipStream_t stream, bool spt)
 {
-	return hx_graph_capturing(spt && !stream ? hipStreamPerThread : stream);
+	return hx_capturing(spt && !stream ? hipStreamPerThread : stream);
 }
 
 /*
@@ -528,7 +415,7 @@ again:
 	/* Every side stream before any wait: none fails after a wait is
 	 * queued. */
 	for (unsigned i = 0; i < x->n && !err; i++)
-		err = gw_side_stream_locked(&x->e[i], x->e[i].w->dev, what);
+		err = hx_gw_side_stream_locked(&x->e[i].side, &x->e[i].side_dev, x->e[i].w->dev, what);
 	for (unsigned i = 0; i < x->n && !err; i++) {
 		struct gexec_entry *e = &x->e[i];
 		if (!blocking && !e->armed) {

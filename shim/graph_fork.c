@@ -11,6 +11,7 @@
  */
 #include <pthread.h>
 
+#include "capture_guard.h"
 #include "graph_common.h"
 #include "graph_wait.h"
 #include "runtime.h"

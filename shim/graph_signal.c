@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture_guard.h"
 #include "graph_common.h"
 #include "hot.h"
 #include "intercept.h"
@@ -392,37 +393,15 @@ bool hx_graph_signal_known(hipGraphNode_t node)
 
 /* ---- stream capture ---------------------------------------------------- */
 
-/* A capture is live somewhere: is it this stream's?  Out of line, so
- * that the common call saves no registers for it. */
-static __attribute__((noinline)) hipError_t signal_maybe_captured(const hipExternalSemaphore_t *hs,
-								  const void *params, unsigned n,
-								  hipStream_t stream,
-								  struct signal_op **queued)
+/* graph_common.h.  The caller (dispatch.c) decided that `stream` is
+ * actively capturing and that the runtime has hipLaunchHostFunc. */
+hipError_t hx_graph_capture_signal(const hipExternalSemaphore_t *hs, const void *params,
+				   unsigned n, hipStream_t stream)
 {
 	static const char what[] = "hipSignalExternalSemaphoresAsync (captured)";
 	struct gsig *s;
 	hipError_t err;
-	int status;
 
-	if (!hx_runtime_init() || !hx_runtime_usable())
-		return hx_op_signal(hs, params, n, stream, queued);
-	status = hx_runtime_capture_status(stream);
-	if (status == HX_CAPTURE_STATUS_NONE)
-		return hx_op_signal(hs, params, n, stream, queued);
-	/* Refused here on every release: 5.3 to 6.1 would enqueue the host
-	 * function for real (signaling at once, before the captured work ever
-	 * ran), 6.2 refuses it itself (clr 19b4660cb), 5.2 has no
-	 * hipLaunchHostFunc. */
-	if (status == HX_CAPTURE_STATUS_INVALIDATED) {
-		hx_err("%s: the capture of stream %p was invalidated; signal not recorded", what,
-		       (void *)stream);
-		return hipErrorStreamCaptureInvalidated;
-	}
-	if (!hx_rt.LaunchHostFunc) {
-		hx_err("%s: this runtime has no hipLaunchHostFunc to record the signal into the "
-		       "graph", what);
-		return hipErrorStreamCaptureUnsupported;
-	}
 	/* Recorded as a host node: runs at every launch of the graph. */
 	s = gsig_new(hs, params, n, what, &err);
 	if (!s)
@@ -435,44 +414,5 @@ static __attribute__((noinline)) hipError_t signal_maybe_captured(const hipExter
 	else
 		hx_dbg("%s: %u semaphore(s) recorded into the capture of stream %p", what, n,
 		       (void *)stream);
-	return err;
-}
-
-HX_HOT_PATH
-hipError_t hx_intercept_signal(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
-			       hipStream_t stream)
-{
-	struct signal_op *op = NULL;
-	hipError_t err;
-
-	stream = hx_stream_canonical(stream);
-	/* Before the guard: it may take glibc's loader lock (wait.c). */
-	hx_op_exit_release_setup("hipSignalExternalSemaphoresAsync");
-	/* One decision per call, under the capture guard (runtime.h): no
-	 * capture begins or ends through the shim between the question "is
-	 * the stream capturing?" and the enqueue that acts on the answer. */
-	hx_capture_guard_enter();
-	/* Cheapest first: with no capture live (one load) nothing else is
-	 * asked; a live one implies the runtime was resolved. */
-	if (hs && n && hx_graph_capture_live())
-		err = signal_maybe_captured(hs, params, n, stream, &op);
-	else
-		err = hx_op_signal(hs, params, n, stream, &op);
-	hx_noise();
-	/* Could a capture have recorded the signal just enqueued?  None began
-	 * or ended through the shim meanwhile (the guard), so only if the
-	 * stream joined a live one (hipStreamWaitEvent on an event captured
-	 * elsewhere, a call the shim does not wrap) between the decision and
-	 * the enqueue, or one began from inside the enqueue itself (the
-	 * runtime calling back into the shim, which the guard cannot hold
-	 * off): either way a capture is counted live and the stream is
-	 * capturing now, and stays so until the guard is left.  A capture
-	 * begun through a call the shim does not wrap is not seen
-	 * (docs/graphs.md). */
-	if (op)
-		hx_op_signal_settle(op, hx_graph_capture_live() &&
-						hx_runtime_capture_status(stream) !=
-							HX_CAPTURE_STATUS_NONE);
-	hx_capture_guard_leave();
 	return err;
 }

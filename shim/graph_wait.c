@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture_guard.h"
 #include "graph_wait.h"
 #include "hot.h"
 #include "intercept.h"
@@ -252,8 +253,9 @@ hipError_t hx_graph_add_wait_node(hipGraphNode_t *node, hipGraph_t graph,
 
 /* ---- stream capture ---------------------------------------------------- */
 
-static hipError_t capture_wait(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
-			       hipStream_t stream)
+/* graph_common.h */
+hipError_t hx_graph_capture_wait(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
+				 hipStream_t stream)
 {
 	static const char what[] = "hipWaitExternalSemaphoresAsync (captured)";
 	struct hx_ext_sem_node_params p = { (hipExternalSemaphore_t *)hs, params, n };
@@ -330,57 +332,6 @@ static hipError_t capture_wait(const hipExternalSemaphore_t *hs, const void *par
 	return hipSuccess;
 out:
 	hx_gw_vals_free(&v);
-	return err;
-}
-
-/* A capture is live somewhere: is it this stream's?  Out of line, so
- * that the common call saves no registers for it.  *recorded says whether
- * the wait went the capture's way (whatever the answer). */
-static __attribute__((noinline)) hipError_t wait_maybe_captured(const hipExternalSemaphore_t *hs,
-								const void *params, unsigned n,
-								hipStream_t stream, bool *recorded)
-{
-	if (hx_graph_capturing(stream) && hx_runtime_init() && hx_runtime_usable()) {
-		*recorded = true;
-		return capture_wait(hs, params, n, stream);
-	}
-	return hx_op_wait(hs, params, n, stream);
-}
-
-HX_HOT_PATH
-hipError_t hx_intercept_wait(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
-			     hipStream_t stream)
-{
-	bool recorded = false;
-	hipError_t err;
-
-	stream = hx_stream_canonical(stream);
-	/* Before the guard: it may take glibc's loader lock (wait.c). */
-	hx_op_exit_release_setup("hipWaitExternalSemaphoresAsync");
-	/* One decision per call, under the capture guard (runtime.h); a wait
-	 * that blocks the thread leaves the guard before it blocks. */
-	hx_capture_guard_enter();
-	/* Cheapest first: with no capture live (one load) nothing else is
-	 * asked; a live one implies the runtime was resolved. */
-	if (hs && n && hx_graph_capture_live())
-		err = wait_maybe_captured(hs, params, n, stream, &recorded);
-	else
-		err = hx_op_wait(hs, params, n, stream);
-	hx_noise();
-	/* Refused because of a capture after all: the stream joined one (an
-	 * event captured elsewhere, through a call the shim does not wrap)
-	 * between the decision and the enqueue, or one began from inside the
-	 * enqueue.  The wait belongs to that capture (wait.c never takes such
-	 * a refusal for a reason to change wait paths).  Not when the wait was
-	 * being recorded already: a capture error from the recording (the
-	 * dependency update refused after the node went in) is the answer,
-	 * and a second try would add a second node. */
-	if (!recorded && hx_is_capture_error(err) && hx_graph_capturing(stream)) {
-		hx_info("hipWaitExternalSemaphoresAsync: stream %p began capturing while the wait "
-			"was enqueued; the wait is recorded into the capture", (void *)stream);
-		err = capture_wait(hs, params, n, stream);
-	}
-	hx_capture_guard_leave();
 	return err;
 }
 

@@ -51,4 +51,13 @@ struct gwait *hx_gw_next_of_graph_locked(struct gwait *prev, hipGraph_t graph);
 /* Every runtime call graph wait nodes need is there (logged if not). */
 bool hx_gw_runtime_ok(const char *what);
 
+/* graph_side_streams.c, under hx_gw_lock.  A stream no exec uses any
+ * more, to the pool (never destroyed). */
+void hx_gw_side_pool_locked(hipStream_t s, int dev);
+/* *side (on *side_dev) made a stream on `dev`, the device of the node's
+ * event (a record on another device's stream is refused by every
+ * release): kept if it is on `dev` already, else a pooled idle one (never
+ * one behind a pending wait) or a new non-blocking one. */
+hipError_t hx_gw_side_stream_locked(hipStream_t *side, int *side_dev, int dev, const char *what);
+
 #endif

@@ -41,11 +41,13 @@ hipError_t hx_intercept_get_driver_entry_point(const char *symbol, void **pfn,
 					       unsigned long long flags, int *status, bool spt);
 hipError_t hx_intercept_device_props_r0600(void *prop, int device);
 
-/* Stream capture of a signal; falls through to hx_op_signal otherwise. */
+/* dispatch.c: the entry of the semaphore calls.  A signal or wait goes
+ * into the capture of its stream (graph_signal.c, graph_wait.c) or to
+ * hx_op_signal / hx_op_wait; the import sets up the release at exit and
+ * goes to hx_op_import. */
+hipError_t hx_intercept_import(hipExternalSemaphore_t *out, const void *desc);
 hipError_t hx_intercept_signal(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
 			       hipStream_t stream);
-
-/* Stream capture of a wait (graph_wait.c); falls through to hx_op_wait. */
 hipError_t hx_intercept_wait(const hipExternalSemaphore_t *hs, const void *params, unsigned n,
 			     hipStream_t stream);
 

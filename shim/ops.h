@@ -44,17 +44,6 @@ hipError_t hx_op_wait(const hipExternalSemaphore_t *sems, const void *params, un
 hipError_t hx_op_wait_noblock(const hipExternalSemaphore_t *sems, const void *params, unsigned n,
 			      hipStream_t stream);
 hipError_t hx_op_destroy(hipExternalSemaphore_t sem);
-/* Once per thread: pending waits are released in exit() before the
- * runtime's teardown of the main thread's per-thread stream (wait.c,
- * streams.c).  Every signal and wait calls it; after a thread's first
- * call it is one thread-local load, inline. */
-void hx_op_exit_release_first(const char *what);
-static inline void hx_op_exit_release_setup(const char *what)
-{
-	if (__builtin_expect(hx_exit_hook_state == 0, 0))
-		hx_op_exit_release_first(what);
-}
-
 /* True if `h` carries the shim's tag, live or destroyed (graph and proc
  * address paths use it to keep shim handles away from the runtime: a
  * destroyed one is the shim's to refuse, with hipErrorInvalidResourceHandle,

@@ -53,6 +53,9 @@ static void init_once_fn(void)
 bool hx_reg_init(void)
 {
 	pthread_once(&init_once, init_once_fn);
+	/* The graph calls and the import, before any lock of theirs. */
+	if (hx_rt.ok)
+		hx_runtime_thread_prepare();
 	return hx_rt.ok;
 }
 
@@ -311,39 +314,19 @@ static int import_locked(int fd, uint32_t *handle, bool *sync_file, const char *
 	return ret;
 }
 
-hipError_t hx_op_import(hipExternalSemaphore_t *out, const void *desc)
+/* The handle type of an import's descriptor: hipSuccess with *timeline
+ * set for the two Linux types, otherwise the answer, logged. */
+static hipError_t import_type(const void *desc, bool *timeline)
 {
-	struct dev_hint hint;
-	struct hx_sem *sem;
-	bool timeline, first, sync_file = false, as_timeline = false;
-	uint64_t last_point = 0;
-	uint32_t handle;
-	const char *step;
-	int type, fd, ret;
+	int type = hx_abi_desc_type(desc);
 
-	SET_UP_OR_FORWARD(ImportExternalSemaphore, out, desc);
-	if (!out || !desc) {
-		hx_err("hipImportExternalSemaphore: %s is NULL", !out ? "extSem_out" : "semHandleDesc");
-		return hipErrorInvalidValue;
-	}
-	/* 5.2: the main thread's per-thread stream made now, early (streams.c:
-	 * exit). */
-	hx_stream_exit_prepare();
-	/* Every wait, whatever path enqueues it later (a direct call, a
-	 * graph's wait node, a captured wait, on any thread), needs a
-	 * semaphore, so the release of pending waits at exit is set up here,
-	 * once per thread: set up only by the direct calls, a process whose
-	 * waits were all graph nodes hung in exit().  No lock of the shim's
-	 * is held here (the set-up may take glibc's loader lock: wait.c). */
-	hx_op_exit_release_setup("hipImportExternalSemaphore");
-	type = hx_abi_desc_type(desc);
 	switch (type) {
 	case HX_SEM_HANDLE_OPAQUE_FD:
-		timeline = false;
-		break;
+		*timeline = false;
+		return hipSuccess;
 	case HX_SEM_HANDLE_TIMELINE_FD:
-		timeline = true;
-		break;
+		*timeline = true;
+		return hipSuccess;
 	case HX_SEM_HANDLE_OPAQUE_WIN32:
 	case HX_SEM_HANDLE_OPAQUE_WIN32_KMT:
 	case HX_SEM_HANDLE_D3D12_FENCE:
@@ -361,11 +344,33 @@ hipError_t hx_op_import(hipExternalSemaphore_t *out, const void *desc)
 		hx_err("hipImportExternalSemaphore: unknown handle type %d", type);
 		return hipErrorInvalidValue;
 	}
-	fd = hx_abi_desc_fd(desc);
-	if (fd <= 0) {
-		hx_err("hipImportExternalSemaphore: fd %d is not a usable descriptor", fd);
-		return hipErrorInvalidValue;
+}
+
+/* Under the registry lock, for an object imported as OpaqueFd: does it
+ * carry timeline points (then it is used as the timeline it is: SYCL's HIP
+ * adapter imports every fd so, with timeline values in fence.value; taken
+ * for binary, its first wait would reset it and drop the producer's
+ * timeline)?  A failed query is not "no points" (sync.h): asked again a
+ * few times, then the import fails (the caller destroys the handle). */
+static int import_points_locked(uint32_t handle, uint64_t *last_point)
+{
+	int ret = 0;
+
+	for (unsigned tries = 0; tries < 3; tries++) {
+		ret = hx_sync_points(&hx_reg.dev, handle, last_point);
+		if (!ret)
+			break;
 	}
+	return ret;
+}
+
+/* Opens the device on first use and takes the registry lock, held on
+ * success only; checks what can be checked before the kernel sees `fd`. */
+static hipError_t import_device_lock(bool timeline, int fd)
+{
+	struct dev_hint hint;
+	bool first;
+	int ret;
 
 	device_hint(&hint);
 	pthread_mutex_lock(&hx_reg.lock);
@@ -393,6 +398,39 @@ hipError_t hx_op_import(hipExternalSemaphore_t *out, const void *desc)
 		       strerror(e));
 		return hipErrorInvalidValue;
 	}
+	return hipSuccess;
+}
+
+hipError_t hx_op_import(hipExternalSemaphore_t *out, const void *desc)
+{
+	struct hx_sem *sem;
+	bool timeline, sync_file = false, as_timeline = false;
+	uint64_t last_point = 0;
+	uint32_t handle;
+	const char *step;
+	hipError_t err;
+	int fd, ret;
+
+	SET_UP_OR_FORWARD(ImportExternalSemaphore, out, desc);
+	if (!out || !desc) {
+		hx_err("hipImportExternalSemaphore: %s is NULL", !out ? "extSem_out" : "semHandleDesc");
+		return hipErrorInvalidValue;
+	}
+	/* 5.2: the main thread's per-thread stream made now, early (streams.c:
+	 * exit). */
+	hx_stream_exit_prepare();
+	err = import_type(desc, &timeline);
+	if (err)
+		return err;
+	fd = hx_abi_desc_fd(desc);
+	if (fd <= 0) {
+		hx_err("hipImportExternalSemaphore: fd %d is not a usable descriptor", fd);
+		return hipErrorInvalidValue;
+	}
+
+	err = import_device_lock(timeline, fd);
+	if (err)
+		return err;
 	ret = import_locked(fd, &handle, &sync_file, &step);
 	if (ret) {
 		char what[80];
@@ -416,20 +454,8 @@ hipError_t hx_op_import(hipExternalSemaphore_t *out, const void *desc)
 		       "points): import it as OpaqueFd (1), not as TimelineSemaphoreFd (9)", fd);
 		return hipErrorInvalidValue;
 	}
-	/* A timeline imported as OpaqueFd (SYCL's HIP adapter imports every
-	 * fd so, with timeline values in fence.value): acted on as the
-	 * timeline it is.  Treated as binary, its first wait would reset it
-	 * and drop the producer's timeline. */
 	if (!sync_file && !timeline) {
-		/* A failed query is not "no points" (sync.h): tried again a
-		 * few times, then the import fails and the fd stays the
-		 * caller's.  Taken for binary, such a timeline would have its
-		 * waits pass early and its signals dropped. */
-		for (unsigned tries = 0; tries < 3; tries++) {
-			ret = hx_sync_points(&hx_reg.dev, handle, &last_point);
-			if (!ret)
-				break;
-		}
+		ret = import_points_locked(handle, &last_point);
 		if (ret) {
 			hx_sync_destroy(&hx_reg.dev, handle);
 			pthread_mutex_unlock(&hx_reg.lock);
@@ -592,6 +618,7 @@ static void fork_child(void)
 	hx_reg.wait_path_why[0] = '\0';
 	hx_reg.exiting = false;
 	hx_reg.pid = getpid();
+	hx_stream_reset_after_fork();
 	hx_waiter_reset_after_fork();
 	hx_log_reset_after_fork();
 	hx_trace_reset_after_fork();

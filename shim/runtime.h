@@ -123,6 +123,25 @@ extern struct hx_runtime hx_rt;
 bool hx_runtime_init(void);
 void hx_runtime_reset_after_fork(void);
 
+/*
+ * Once per thread, before the shim's first lock or capture guard on that
+ * thread: the runtime makes the thread's own state now (clr's
+ * `thread_local TlsAggregator hip::tls`, hip_internal.hpp, built at the
+ * thread's first API call, whose destructor registration takes glibc's
+ * loader lock), with no lock of the shim's held.  Made later, inside the
+ * guard or under hx_gw_lock, it could wait for the loader lock held by a
+ * library constructor run by dlopen that forks, whose fork handler waits
+ * for that guard or lock: a deadlock.  One thread-local load after the
+ * thread's first call.
+ */
+extern __thread bool hx_rt_thread_ready __attribute__((tls_model("initial-exec")));
+void hx_runtime_thread_prepare_slow(void);
+static inline void hx_runtime_thread_prepare(void)
+{
+	if (__builtin_expect(!hx_rt_thread_ready, 0))
+		hx_runtime_thread_prepare_slow();
+}
+
 /* Second stage, on first use: does the runtime have a usable device?  If
  * not (no GPU, no driver), the shim hands every call to the runtime's own
  * implementation so the application sees the runtime's own answers. */
@@ -156,19 +175,6 @@ void hx_runtime_capture_restore(int mode);
  * has none. */
 hipError_t hx_runtime_stream_query(hipStream_t stream);
 
-/*
- * The capture guard.  A signal, a wait or a graph launch decides once
- * whether its stream is capturing and then acts on that decision (records
- * into the capture, or enqueues for real).  Captures begin and end only
- * through the shim's wrappers, which take the guard exclusively, while a
- * call holds it shared from its decision to its enqueue: no capture can
- * begin or end in between.  Held per thread, not nested (a call that
- * holds it enters again for free); dropped before any wait that blocks the
- * calling thread (hx_capture_guard_leave is then a no-op for the caller).
- * Taken exclusively across fork() as well (graph.c), so that a child never
- * inherits it held.
- */
-void hx_capture_guard_enter(void);
 /* A refusal that comes from stream capture (hipErrorStreamCaptureUnsupported
  * 900 to hipErrorStreamCaptureWrongThread 908): never a sign that the
  * runtime lacks the primitive refused. */
@@ -176,12 +182,6 @@ static inline bool hx_is_capture_error(hipError_t err)
 {
 	return (int)err >= 900 && (int)err <= 908;
 }
-void hx_capture_guard_leave(void);
-/* Exclusive, around a capture's begin or end; false (nothing taken) when
- * the calling thread holds it shared (a call the runtime made back into
- * the shim from inside one of the shim's own calls). */
-bool hx_capture_guard_lock(void);
-void hx_capture_guard_unlock(void);
 
 /* Layout of the semaphore structures for the loaded runtime. */
 size_t hx_abi_desc_size(enum hx_abi abi);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture_guard.h"
 #include "graph_common.h"
 #include "handles.h"
 #include "hot.h"
@@ -209,20 +210,10 @@ static hipError_t check_signal_values(const char *what, const hipExternalSemapho
  * not resolve (a crash: streams.c), nor for a created stream 5.2 does not
  * know (they do not check it either): the host-function call checks those.
  */
-/* graph.c's count of live captures; weak for the fuzz harness, which
- * builds the core without the graph files (tests/fuzz/build-fuzz). */
-#pragma weak hx_captures_live
-static bool capture_live(void)
-{
-	atomic_int *live = &hx_captures_live;
-
-	return !live || atomic_load_explicit(live, memory_order_acquire) != 0;
-}
-
 static bool use_poll(const char *what, hipStream_t stream)
 {
 	(void)what;
-	if (hx_signal_mode() != HX_SIGNAL_POLL || capture_live())
+	if (hx_signal_mode() != HX_SIGNAL_POLL || hx_capture_live())
 		return false;
 	if (!hx_rt.LaunchHostFunc && stream &&
 	    (stream == hipStreamPerThread || !hx_stream_valid(stream)))

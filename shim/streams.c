@@ -401,6 +401,14 @@ void hx_stream_exit_release_setup(const char *what, void (*release)(void))
 	hx_exit_hook_state = 1;
 }
 
+void hx_stream_reset_after_fork(void)
+{
+	/* 1 (the main thread forked, its hook is in the inherited list of
+	 * thread_local destructors) stays. */
+	if (hx_exit_hook_state == 2)
+		hx_exit_hook_state = 0;
+}
+
 HX_HOT_PATH
 hipError_t hx_stream_wait_join(const char *what, hipStream_t stream, hipStream_t target)
 {

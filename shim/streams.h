@@ -96,10 +96,16 @@ hipError_t hx_stream_wait_join(const char *what, hipStream_t stream, hipStream_t
  * the first call. */
 void hx_stream_exit_release_setup(const char *what, void (*release)(void));
 /* 0: the calling thread has not been through the setup above yet; 1: the
- * main thread, hook registered by a wait or signal; 2: another thread, or
+ * main thread, hook registered by an import, a wait, a signal or a graph
+ * launch; 2: another thread, or
  * the registration failed.  Read inline by every signal and wait
- * (ops.h: hx_op_exit_release_setup). */
+ * (exit_release.h: hx_op_exit_release_setup). */
 extern __thread unsigned char hx_exit_hook_state __attribute__((tls_model("initial-exec")));
+/* In a forked child (the registry's fork handler): the forking thread is
+ * the child's main thread now.  If it was another thread in the parent,
+ * its state says "not the main thread" and the child's exit would never
+ * get the hook: the child's next call sets it up afresh. */
+void hx_stream_reset_after_fork(void);
 /* On 5.2, on the main thread, once: resolves its per-thread stream, so
  * that the runtime's teardown of it is registered before the shim's
  * (import calls it early; the setup above, if import did not). */

@@ -16,6 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "capture_guard.h"
+#include "exit_release.h"
+#include "wait_slots.h"
 #include "handles.h"
 #include "hot.h"
 #include "log.h"
@@ -39,166 +42,6 @@ static const struct hx_waiter_ops waiter_ops = {
 	.watchdog = watchdog,
 	.release = hx_reg_release_waitable,
 };
-
-/* ---- wait slots -------------------------------------------------------- */
-
-/*
- * No runtime call is made under the registry lock (at_exit waits for it):
- * the memory a slot needs, a chunk of host memory or one word of signal
- * memory, is allocated with the lock not held (slot_memory) and handed to
- * the pool under it (pool_take_memory_locked).
- */
-static void *slot_memory(enum slot_kind kind)
-{
-	size_t size = kind == SLOT_HOST ? SLOTS_PER_CHUNK * sizeof(uint64_t) : sizeof(uint64_t);
-	int mode = hx_runtime_capture_relaxed();
-	void *mem = NULL;
-	hipError_t err;
-
-	if (kind == SLOT_HOST)
-		err = hx_rt.HostMalloc(&mem, size, 0);
-	else
-		err = hx_rt.ExtMallocWithFlags ?
-			      hx_rt.ExtMallocWithFlags(&mem, size, HX_MALLOC_SIGNAL_MEMORY) :
-			      hipErrorNotSupported;
-	hx_runtime_capture_restore(mode);
-	if (err != hipSuccess || !mem) {
-		if (kind == SLOT_HOST)
-			hx_err("hipHostMalloc for wait slots failed (error %d)", (int)err);
-		else
-			hx_err("hipExtMallocWithFlags(hipMallocSignalMemory) for a wait slot failed "
-			       "(error %d)", (int)err);
-		return NULL;
-	}
-	/* Signal memory: the word is written only by us. */
-	memset(mem, 0, size);
-	return mem;
-}
-
-/* A chunk of SLOTS_PER_CHUNK free slots; `mem` is its host memory
- * (SLOT_HOST) or NULL (SLOT_SIGNAL: each slot gets its word later). */
-static int pool_grow_locked(struct slot_pool *pool, void *mem)
-{
-	struct slot_chunk **nc;
-	struct slot_chunk *c;
-	uint32_t *nf;
-
-	c = calloc(1, sizeof(*c));
-	if (!c)
-		return -ENOMEM;
-	c->mem = mem;
-	nc = realloc(pool->chunks, (pool->nchunks + 1) * sizeof(*nc));
-	if (nc)
-		pool->chunks = nc;
-	nf = realloc(pool->free_slots, (pool->nchunks + 1) * SLOTS_PER_CHUNK * sizeof(*nf));
-	if (nf)
-		pool->free_slots = nf;
-	if (!nc || !nf) {
-		free(c);
-		return -ENOMEM;
-	}
-	pool->chunks[pool->nchunks] = c;
-	for (uint32_t i = SLOTS_PER_CHUNK; i > 0; i--)
-		pool->free_slots[pool->nfree_slots++] = pool->nchunks * SLOTS_PER_CHUNK + i - 1;
-	pool->nchunks++;
-	return 0;
-}
-
-/* Memory from slot_memory joins the pool, whatever other threads did
- * meanwhile: host memory as a new chunk, a signal word on the free slot
- * nearest the top of the stack that has none (a new chunk's if none
- * has).  On failure the memory stays with the runtime. */
-static int pool_take_memory_locked(enum slot_kind kind, void *mem)
-{
-	struct slot_pool *pool = &hx_reg.pools[kind];
-
-	if (kind == SLOT_HOST)
-		return pool_grow_locked(pool, mem);
-	for (int pass = 0; pass < 2; pass++) {
-		for (uint32_t n = pool->nfree_slots; n > 0; n--) {
-			uint32_t i = pool->free_slots[n - 1];
-			struct slot_chunk *c = pool->chunks[i / SLOTS_PER_CHUNK];
-
-			if (!c->sig[i % SLOTS_PER_CHUNK]) {
-				c->sig[i % SLOTS_PER_CHUNK] = mem;
-				return 0;
-			}
-		}
-		if (pass == 0) {
-			int ret = pool_grow_locked(pool, NULL);
-			if (ret)
-				return ret;
-		}
-	}
-	return -ENOMEM;
-}
-
-/* -EAGAIN: the slot needs memory from the runtime; the caller gets it
- * with the lock dropped (slot_memory) and gives it to the pool. */
-static int slot_alloc_locked(enum slot_kind kind, uint32_t *index, volatile uint64_t **slot,
-			     uint64_t *gen)
-{
-	struct slot_pool *pool = &hx_reg.pools[kind];
-	struct slot_chunk *c;
-	uint32_t i, k;
-
-	if (pool->nrecent) {
-		const struct slot_recent *r = &pool->recent[--pool->nrecent];
-
-		*index = r->index;
-		*slot = r->slot;
-		*gen = r->next_gen;
-		return 0;
-	}
-	if (pool->nfree_slots == 0) {
-		int ret;
-
-		if (kind == SLOT_HOST)
-			return -EAGAIN;
-		ret = pool_grow_locked(pool, NULL);
-		if (ret)
-			return ret;
-	}
-	i = pool->free_slots[pool->nfree_slots - 1];
-	c = pool->chunks[i / SLOTS_PER_CHUNK];
-	k = i % SLOTS_PER_CHUNK;
-	if (kind == SLOT_SIGNAL && !c->sig[k])
-		return -EAGAIN;
-	pool->nfree_slots--;
-	*index = i;
-	*slot = kind == SLOT_HOST ? &c->mem[k] : c->sig[k];
-	/* Values only grow: a stream still reading an older value of this
-	 * slot (>= its own gen) stays released. */
-	*gen = c->last[k] + 1;
-	return 0;
-}
-
-/* The slot is free again once written (released) or never enqueued.
- * Its next wait uses a value above `gen`, the one this wait was given:
- * values only grow, so a stream still reading an older value of the
- * slot stays released. */
-static void slot_free_locked(enum slot_kind kind, uint32_t index, volatile uint64_t *slot,
-			     uint64_t gen)
-{
-	struct slot_pool *pool = &hx_reg.pools[kind];
-	struct slot_chunk *c;
-
-	if (pool->nrecent < SLOT_RECENT) {
-		pool->recent[pool->nrecent++] = (struct slot_recent){
-			.slot = slot, .next_gen = gen + 1, .index = index
-		};
-		return;
-	}
-	c = pool->chunks[index / SLOTS_PER_CHUNK];
-	if (gen > c->last[index % SLOTS_PER_CHUNK])
-		c->last[index % SLOTS_PER_CHUNK] = gen;
-	pool->free_slots[pool->nfree_slots++] = index;
-}
-
-static void release_slot(volatile uint64_t *slot, uint64_t gen)
-{
-	__atomic_store_n(slot, gen, __ATOMIC_RELEASE);
-}
 
 /* ---- exit -------------------------------------------------------------- */
 
@@ -254,11 +97,12 @@ static bool exit_lock(int64_t *waited_ms)
 /* Runs before the runtime's own exit-time teardown (it was registered
  * later): a stream held by a wait that can no longer be satisfied would
  * otherwise hang the runtime's destructors.  Pending waits are released. */
-static void at_exit(void)
+static void exit_release(bool final)
 {
+	static bool logged; /* under the registry lock */
 	int64_t waited_ms;
 	unsigned n = 0;
-	bool again;
+	bool first;
 
 	if (!exit_lock(&waited_ms)) {
 		hx_err("process exit: another thread has held the shim's registry lock for %d ms "
@@ -266,22 +110,44 @@ static void at_exit(void)
 		       "teardown may hang on a stream one of them holds", EXIT_LOCK_GIVE_UP_MS);
 		return;
 	}
-	again = hx_reg.exiting; /* released already, before the runtime's teardown */
-	hx_reg.exiting = true;
+	/* Only the final release makes later waits pass at once: the
+	 * runtime's teardown follows it.  Waits enqueued between the two
+	 * releases (by the application's own thread_local destructors and
+	 * atexit handlers) wait for their semaphores as any wait does. */
+	if (final)
+		hx_reg.exiting = true;
 	for (struct hx_wait_op *op = hx_reg.ops; op; op = op->all_next) {
 		/* A thread blocked in a host-side wait holds no stream. */
 		if (!op->slot)
 			continue;
-		release_slot(op->slot, op->gen);
+		hx_slot_release(op->slot, op->gen);
 		n++;
 	}
+	first = n && !logged;
+	if (n)
+		logged = true;
 	pthread_mutex_unlock(&hx_reg.lock);
 	if (waited_ms >= EXIT_LOCK_WARN_MS)
 		hx_warn("process exit waited %lld ms for another thread to leave the shim's "
 			"registry lock", (long long)waited_ms);
-	if (n && !again)
+	if (first)
 		hx_warn("process exit with %u pending wait(s): released so the runtime can "
 			"drain its streams", n);
+}
+
+/* The atexit handler (registered at the first stream wait, so after the
+ * runtime's own exit-time registrations: it runs before them). */
+static void at_exit(void)
+{
+	exit_release(true);
+}
+
+/* The exit hook's release (streams.c), first thing in exit(): the waits
+ * pending then, before the runtime's thread_local teardown of the main
+ * thread's per-thread stream. */
+static void exit_release_hook(void)
+{
+	exit_release(false);
 }
 
 /* The same release, earlier: before the runtime's thread_local teardown of
@@ -293,7 +159,10 @@ static void at_exit(void)
  * while it may fork (and the shim's fork handler takes the guard). */
 void hx_op_exit_release_first(const char *what)
 {
-	hx_stream_exit_release_setup(what, at_exit);
+	/* A signal, a wait or a launch skips hx_reg_init once set up: the
+	 * thread's runtime state is made here, before the guard (runtime.h). */
+	hx_runtime_thread_prepare();
+	hx_stream_exit_release_setup(what, exit_release_hook);
 }
 
 
@@ -308,8 +177,8 @@ static void op_release(struct hx_wait_op *op)
 		 * already, and the runtime's teardown, which runs next, may
 		 * free the slots' memory: the waiter writes no more. */
 		if (!hx_reg.exiting)
-			release_slot(op->slot, op->gen);
-		slot_free_locked(op->slot_kind, op->slot_index, op->slot, op->gen);
+			hx_slot_release(op->slot, op->gen);
+		hx_slot_free_locked(op->slot_kind, op->slot_index, op->slot, op->gen);
 	}
 	pthread_mutex_unlock(&hx_reg.lock);
 	if (!hb) {
@@ -550,18 +419,19 @@ static hipError_t enqueue_stream_wait(struct hx_wait_op *op, enum wait_path path
 {
 	enum slot_kind kind = path == WAIT_PATH_SIGNAL_MEMORY ? SLOT_SIGNAL : SLOT_HOST;
 	hipError_t err;
+	bool late;
 	int ret;
 
 	pthread_mutex_lock(&hx_reg.lock);
-	while ((ret = slot_alloc_locked(kind, &op->slot_index, &op->slot, &op->gen)) == -EAGAIN) {
+	while ((ret = hx_slot_alloc_locked(kind, &op->slot_index, &op->slot, &op->gen)) == -EAGAIN) {
 		void *mem;
 
 		pthread_mutex_unlock(&hx_reg.lock);
-		mem = slot_memory(kind);
+		mem = hx_slot_memory(kind);
 		if (!mem)
 			return hipErrorOutOfMemory;
 		pthread_mutex_lock(&hx_reg.lock);
-		ret = pool_take_memory_locked(kind, mem);
+		ret = hx_slot_pool_take_locked(kind, mem);
 		if (ret)
 			break;
 	}
@@ -578,16 +448,26 @@ static hipError_t enqueue_stream_wait(struct hx_wait_op *op, enum wait_path path
 	 * only if it has none planned, so that this wait is looked at. */
 	*kick = hx_reg.stuck_ns && !hx_reg.watch && hx_reg.waiter_wakes_at == INT64_MAX;
 	op_link_locked(op);
-	if (hx_reg.exiting)
-		release_slot(op->slot, op->gen);
+	late = hx_reg.exiting;
+	if (late)
+		hx_slot_release(op->slot, op->gen);
 	pthread_mutex_unlock(&hx_reg.lock);
+	if (late) {
+		static atomic_bool said;
+
+		if (!atomic_exchange(&said, true))
+			hx_warn("hipWaitExternalSemaphoresAsync: a wait enqueued after the shim's "
+				"exit-time release (an atexit handler registered before the process's "
+				"first wait, or a static destructor) does not wait: the runtime's "
+				"teardown follows (docs/streams.md)");
+	}
 
 	err = hx_rt.StreamWaitValue64(stream, (void *)op->slot, op->gen, hipStreamWaitValueGte,
 				      ~0ull);
 	if (err) {
 		pthread_mutex_lock(&hx_reg.lock);
 		op_unlink_locked(op);
-		slot_free_locked(kind, op->slot_index, op->slot, op->gen);
+		hx_slot_free_locked(kind, op->slot_index, op->slot, op->gen);
 		pthread_mutex_unlock(&hx_reg.lock);
 		*kick = false;
 	}

@@ -1169,6 +1169,9 @@ CPUHIP_EXPORT hipError_t hipGetDevice(int *id)
 {
 	if (!id)
 		return ret(hipErrorInvalidValue);
+	/* clr: HIP_INIT_API, and HIP_RETURN writes hip::tls (hip_internal.hpp),
+	 * so a thread's first hipGetDevice makes its thread state too. */
+	ensure_init();
 	*id = tls_device;
 	return ret(hipSuccess);
 }

@@ -507,7 +507,11 @@ static void case_destroy_node(void)
 		sleep_ms(40);
 		CHECK(count() == before, "the exec made before the destroy did not wait");
 		so_signal(drm, a.h, 0);
-		sleep_ms(40);
+		/* The second signal once the first wait took the first (a
+		 * binary semaphore signaled twice before a wait holds one
+		 * signal): not a fixed pause, which a loaded host outlasts. */
+		for (int i = 0; i < 500 && so_wait(drm, a.h, 0, 0) == 0; i++)
+			sleep_ms(10);
 		so_signal(drm, a.h, 0);
 		CHECK(count_reaches(before + 2, 5000), "the exec made before did not run its work");
 		HIPCHECK(hipStreamSynchronize(st));

@@ -17,17 +17,19 @@ Each entry:
 
 MUTANTS = [
     # ---- the capture guard and the decision under it -------------------
-    dict(name="sig-guard-skip", file="shim/graph_signal.c",
-         edits=[("\thx_capture_guard_enter();\n", "\t/* mutant: no guard */\n"),
-                ("\thx_capture_guard_leave();\n", "\t/* mutant: no guard */\n")],
+    dict(name="sig-guard-skip", file="shim/dispatch.c",
+         edits=[("acts on the answer. */\n\thx_capture_guard_enter();\n",
+                 "acts on the answer. */\n\t/* mutant: no guard */\n"),
+                ("\t\t\t\t\t\t\tHX_CAPTURE_STATUS_NONE);\n\thx_capture_guard_leave();\n",
+                 "\t\t\t\t\t\t\tHX_CAPTURE_STATUS_NONE);\n\t/* mutant: no guard */\n")],
          desc="hx_intercept_signal takes no capture guard: a capture may begin between its decision and its enqueue",
          drm=r"^graph\.shim\.abi6\.(capture-come-go|capture-race|capture-modes|render-loop-binary)$"),
-    dict(name="sig-decision-outside", file="shim/graph_signal.c",
-         edits=[("\thx_capture_guard_enter();\n"
+    dict(name="sig-decision-outside", file="shim/dispatch.c",
+         edits=[("acts on the answer. */\n\thx_capture_guard_enter();\n"
                  "\t/* Cheapest first: with no capture live (one load) nothing else is\n"
                  "\t * asked; a live one implies the runtime was resolved. */\n"
-                 "\tif (hs && n && hx_graph_capture_live())\n",
-                 "\tbool mut_live = hs && n && hx_graph_capture_live();\n"
+                 "\tif (hs && n && hx_capture_live())\n",
+                 "acts on the answer. */\n\tbool mut_live = hs && n && hx_capture_live();\n"
                  "\thx_capture_guard_enter();\n"
                  "\tif (mut_live)\n")],
          desc="hx_intercept_signal decides 'is a capture live?' before taking the guard",
@@ -37,12 +39,12 @@ MUTANTS = [
                   "hooks act inside runtime calls), and a capture begun in it is still caught after "
                   "the enqueue (the settle check keeps the record, which signals at every launch); "
                   "what differs is a runtime host node instead of a semaphore node"),
-    dict(name="wait-decision-outside", file="shim/graph_wait.c",
-         edits=[("\thx_capture_guard_enter();\n"
+    dict(name="wait-decision-outside", file="shim/dispatch.c",
+         edits=[("before it blocks. */\n\thx_capture_guard_enter();\n"
                  "\t/* Cheapest first: with no capture live (one load) nothing else is\n"
                  "\t * asked; a live one implies the runtime was resolved. */\n"
-                 "\tif (hs && n && hx_graph_capture_live())\n",
-                 "\tbool mut_live = hs && n && hx_graph_capture_live();\n"
+                 "\tif (hs && n && hx_capture_live())\n",
+                 "before it blocks. */\n\tbool mut_live = hs && n && hx_capture_live();\n"
                  "\thx_capture_guard_enter();\n"
                  "\tif (mut_live)\n")],
          desc="hx_intercept_wait decides 'is a capture live?' before taking the guard",
@@ -53,21 +55,21 @@ MUTANTS = [
                   "capture, as the guarded path would"),
     dict(name="begin-capture-unguarded", file="shim/graph.c",
          edits=[("\tguarded = hx_capture_guard_lock();\n"
-                 "\tatomic_fetch_add_explicit(&hx_captures_live, 1, memory_order_acq_rel);\n"
+                 "\thx_capture_count_begin();\n"
                  "\thx_noise();\n"
                  "\terr = real(stream, mode);\n",
                  "\tguarded = false;\n"
-                 "\tatomic_fetch_add_explicit(&hx_captures_live, 1, memory_order_acq_rel);\n"
+                 "\thx_capture_count_begin();\n"
                  "\thx_noise();\n"
                  "\terr = real(stream, mode);\n")],
          desc="hipStreamBeginCapture does not take the capture guard's writer lock",
          drm=r"^graph\.shim\.abi6\.(capture-come-go|capture-race|capture-race-wait|capture-modes)$"),
     # ---- live-capture bookkeeping ---------------------------------------
-    dict(name="end-uncounts-always", file="shim/graph.c",
+    dict(name="end-uncounts-always", file="shim/capture_guard.c",
          edits=[("\tif (!over)\n\t\treturn;\n", "\t(void)over;\n")],
          desc="capture_check_ended uncounts a capture without asking whether the stream still captures",
          drm=r"^graph\.shim\.abi6(-rocm6\.[03])?\.(end-twice|capture-modes|capture-come-go|invalidated-signal)$"),
-    dict(name="began-not-recorded", file="shim/graph.c",
+    dict(name="began-not-recorded", file="shim/capture_guard.c",
          edits=[("static bool capture_began(struct capture_key k)\n{\n\tbool ok = true;\n",
                  "static bool capture_began(struct capture_key k)\n{\n\tbool ok = true;\n"
                  "\tif (ok)\n\t\treturn ok; /* mutant: not recorded */\n")],
@@ -143,6 +145,22 @@ MUTANTS = [
               "issue the reached poll signals first: it overtakes an earlier poll signal of "
               "its stream",
          drm=r"^shim-poll\.abi[56]\.poll-paths$"),
+    dict(name="exit-hook-sticky", file="shim/wait.c",
+         edits=[("\tif (final)\n\t\thx_reg.exiting = true;\n", "\thx_reg.exiting = true;\n")],
+         desc="the exit hook's release makes every later wait pass at once: a wait of the "
+              "program's own exit-time code passes before its semaphore is signaled",
+         drm=r"^streams\.abi[56]\.exit-late-wait-(atexit|dtor)$"),
+    dict(name="fork-child-keeps-exit-state", file="shim/streams.c",
+         edits=[("\tif (hx_exit_hook_state == 2)\n\t\thx_exit_hook_state = 0;\n", "")],
+         desc="a child forked by a worker thread never sets the exit release up: its exit "
+              "hangs on a wait pending on hipStreamPerThread",
+         drm=r"^streams\.abi6\.exit-fork-worker$"),
+    dict(name="thread-state-in-guard", file="shim/runtime.c",
+         edits=[("\thx_rt_thread_ready = true;\n\tif (hx_runtime_init() && hx_rt.GetDevice)",
+                 "\thx_rt_thread_ready = true;\n\tif (0 && hx_runtime_init() && hx_rt.GetDevice)")],
+         desc="a thread's runtime state is made inside the capture guard: a fork from a "
+              "dlopen'd constructor deadlocks",
+         drm=r"^streams\.abi6\.fork-ctor-(signal|wait)$"),
     # ---- streams ----------------------------------------------------------
     dict(name="destroy-keeps-check-cache", file="shim/streams.c",
          edits=[("\tatomic_fetch_add_explicit(&hx_streams_destroyed, 1, memory_order_acq_rel);\n", "")],
@@ -204,7 +222,7 @@ MUTANTS = [
                  "\t(void)graph_fork_prepare;\n\t(void)graph_fork_release;\n")],
          desc="the graph locks and the capture guard are not taken across fork()",
          drm=r"^(hostile\.abi6\.(fork|fork-multiwait|ctor-fork)|graph\.shim\.abi6\.fork-graph)$"),
-    dict(name="guard-writer-no-window", file="shim/runtime.c",
+    dict(name="guard-writer-no-window", file="shim/capture_guard.c",
          edits=[("\tint64_t give_up = guard_now_ns() + (HX_GUARD_WRITER_PATIENCE_NS << shift);\n",
                  "\tint64_t give_up = INT64_MAX + 0 * shift;\n")],
          desc="a capture's begin never lets the calls queued behind it through while a call is held in the runtime",

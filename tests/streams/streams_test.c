@@ -269,6 +269,46 @@ static void *lock_holder(void *p)
 	return NULL;
 }
 
+/* ---- waits made by exit-time code wait for their semaphores ---------------
+ * An atexit handler or a destructor of the program's that waits for the
+ * other side's last signal and then queues work behind it: the wait must
+ * hold that work until the semaphore is signaled, although the shim's
+ * release of the waits pending at exit ran first. */
+static struct {
+	int drm;
+	uint32_t h;
+	hipExternalSemaphore_t s;
+	hipStream_t st;
+	uint64_t *flag;
+	bool in_dtor;
+} xw;
+
+static void exit_time_wait(void)
+{
+	HIPCHECK(wait1(xw.s, 0, xw.st));
+	mark(xw.st, xw.flag, 1);
+	sleep_ms(300);
+	if (load64(xw.flag)) {
+		fprintf(stderr, "FAIL: a wait enqueued during exit passed before its semaphore was "
+			"signaled (the work behind it ran)\n");
+		_exit(1);
+	}
+	so_signal(xw.drm, xw.h, 0);
+	HIPCHECK(hipStreamSynchronize(xw.st));
+	if (load64(xw.flag) != 1) {
+		fprintf(stderr, "FAIL: the work behind the exit-time wait did not run once its "
+			"semaphore was signaled\n");
+		_exit(1);
+	}
+	_exit(0);
+}
+
+__attribute__((destructor)) static void exit_time_dtor(void)
+{
+	if (xw.in_dtor)
+		exit_time_wait();
+}
+
 /* The child: a wait that is never satisfied, then the end of the process. */
 static int child(const char *how)
 {
@@ -300,6 +340,29 @@ static int child(const char *how)
 		}
 		return 0;
 	}
+
+	if (strstr(how, "late-wait")) {
+		xw.drm = drm;
+		xw.s = sem_import_new(drm, &xw.h, false);
+		xw.flag = pinned(8);
+		HIPCHECK(hipStreamCreate(&xw.st));
+		if (strstr(how, "dtor")) {
+			/* A destructor, in a process that made no wait before
+			 * exit (docs/streams.md: after the shim's atexit
+			 * handler, a wait passes at once). */
+			xw.in_dtor = true;
+			return 0;
+		}
+		/* A pending wait on the per-thread stream first, so that the
+		 * shim's release runs at the start of exit(); the handler,
+		 * registered after the shim's, runs before it. */
+		HIPCHECK(wait1(s, 1, hipStreamPerThread));
+		atexit(exit_time_wait);
+		return 0;
+	}
+
+	if (strstr(how, "fork-worker"))
+		return 0; /* not reached: exit_fork_worker forks itself */
 
 	if (strstr(how, "graph")) {
 		/* The process's only wait is a graph's wait node: on the
@@ -441,6 +504,64 @@ static void exit_graph_worker_return(void)
 	exit_pending("graph-worker-return");
 }
 
+static void exit_late_wait_atexit(void)
+{
+	exit_pending("late-wait-atexit");
+}
+
+static void exit_late_wait_dtor(void)
+{
+	exit_pending("late-wait-dtor");
+}
+
+/* A child forked by a worker thread that had made semaphore calls: the
+ * forking thread is the child's main thread, and the child's exit must
+ * release its pending wait on hipStreamPerThread as any process's does. */
+static void *fork_worker(void *p)
+{
+	uint32_t h, h2;
+	hipExternalSemaphore_t s = sem_import_new(drm, &h, false);
+	int64_t until;
+	hipStream_t st;
+	int status;
+	pid_t pid;
+
+	(void)p;
+	HIPCHECK(hipStreamCreate(&st));
+	HIPCHECK(signal1(s, 0, st));
+	HIPCHECK(hipStreamSynchronize(st));
+	pid = fork();
+	CHECK(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		hipExternalSemaphore_t c = sem_import_new(drm, &h2, false);
+
+		if (wait1(c, 0, hipStreamPerThread) != hipSuccess)
+			_exit(3);
+		exit(0);
+	}
+	until = now_ns() + 10 * 1000000000ll;
+	while (waitpid(pid, &status, WNOHANG) == 0) {
+		if (now_ns() > until) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			FAIL("the child forked by a worker thread did not exit within 10 s");
+		}
+		sleep_ms(20);
+	}
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "the child forked by a worker thread ended with status %#x", status);
+	HIPCHECK(hipStreamDestroy(st));
+	return NULL;
+}
+
+static void exit_fork_worker(void)
+{
+	pthread_t t;
+
+	CHECK(pthread_create(&t, NULL, fork_worker, NULL) == 0, "pthread_create");
+	pthread_join(t, NULL);
+}
+
 static void exit_lock_held(void)
 {
 	exit_pending("lock-held");
@@ -568,6 +689,9 @@ static const struct {
 	{ "exit-graph-pts-return", exit_graph_pts_return },
 	{ "exit-graph-pts-exit", exit_graph_pts_exit },
 	{ "exit-graph-worker-return", exit_graph_worker_return },
+	{ "exit-late-wait-atexit", exit_late_wait_atexit },
+	{ "exit-late-wait-dtor", exit_late_wait_dtor },
+	{ "exit-fork-worker", exit_fork_worker },
 	{ "exit-lock-held", exit_lock_held },
 	{ "thread-exit-keeps", thread_exit_keeps },
 };
