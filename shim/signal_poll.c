@@ -122,6 +122,7 @@ static struct {
 	bool idle;              /* waiting without a time-out */
 	bool stop;
 	bool stopped;
+	bool draining;          /* exit began: no new records, the rest drain */
 	bool failed;            /* no slot memory or no thread: not tried again */
 	bool atexit_registered;
 	pthread_t thread;
@@ -176,7 +177,7 @@ static void poll_fork_child(void)
 	pthread_mutex_init(&P.run_lock, NULL);
 	pthread_mutex_init(&P.lock, NULL);
 	P.head = P.tail = P.free_recs = NULL;
-	P.started = P.idle = P.stop = P.stopped = P.failed = false;
+	P.started = P.idle = P.stop = P.stopped = P.failed = P.draining = false;
 	P.npending = P.submitted = P.signaled = P.wakeups = P.idle_waits = 0;
 	P.pending_ns_sum = P.period_ns = P.flushed = 0;
 }
@@ -305,7 +306,12 @@ static void poll_at_exit(void)
 		return;
 	}
 	/* Signals whose streams finish during exit still reach their sync
-	 * objects; give up after 1 s without progress. */
+	 * objects; give up after 1 s without progress.  Only the signals
+	 * pending now: from here on a signal takes the host-function path
+	 * (hx_poll_signal), so that threads that go on signaling during
+	 * exit cannot keep it waiting for ever; those host functions issue
+	 * the reached records of their streams first (hx_poll_flush). */
+	P.draining = true;
 	last_done = P.signaled;
 	since = hx_now_ns();
 	while (P.head && hx_now_ns() - since < 1000000000LL) {
@@ -406,9 +412,9 @@ hipError_t hx_poll_signal(hipStream_t stream, void (*run)(void *), void *arg)
 	if (!hx_rt.StreamWriteValue64)
 		return HX_POLL_UNAVAILABLE;
 	pthread_mutex_lock(&P.lock);
-	if (P.failed || P.stop ||
+	if (P.failed || P.stop || P.draining ||
 	    (!P.free_recs && !grow_locked()) || (!P.started && !start_locked())) {
-		if (!P.stop)
+		if (!P.stop && !P.draining)
 			P.failed = true;
 		pthread_mutex_unlock(&P.lock);
 		return HX_POLL_UNAVAILABLE;

@@ -161,6 +161,11 @@ MUTANTS = [
          desc="a thread's runtime state is made inside the capture guard: a fork from a "
               "dlopen'd constructor deadlocks",
          drm=r"^streams\.abi6\.fork-ctor-(signal|wait)$"),
+    dict(name="poll-exit-waits-new", file="shim/signal_poll.c",
+         edits=[("\tP.draining = true;\n\tlast_done = P.signaled;", "\tlast_done = P.signaled;")],
+         desc="the poll thread's exit drain takes new signals too: a thread that goes on "
+              "signaling holds exit() up for ever",
+         drm=r"^shim-poll\.abi[56]\.poll-exit-busy$"),
     # ---- streams ----------------------------------------------------------
     dict(name="destroy-keeps-check-cache", file="shim/streams.c",
          edits=[("\tatomic_fetch_add_explicit(&hx_streams_destroyed, 1, memory_order_acq_rel);\n", "")],

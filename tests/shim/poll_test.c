@@ -15,6 +15,7 @@
  *               gets a poll thread of its own; the parent's signal lands
  *   exit        a process that returns from main with a poll signal
  *               pending behind 300 ms of work exits, and the signal lands
+ *   exit-busy   exit() while another thread keeps making poll signals ends
  *   paths       a poll signal, then on the same stream a signal the
  *               runtime's callback thread runs (graph node, captured,
  *               direct during a live capture): never issued out of order
@@ -335,6 +336,59 @@ static void case_exit_child(void)
 	expect_poll_thread();
 }
 
+/* ---- exit while another thread goes on signaling -------------------------
+ * A render loop nobody joined: main calls exit() while a worker keeps
+ * queueing stream work and poll signals.  The exit-time drain waits for
+ * the signals pending when exit began, not for ever. */
+static hipExternalSemaphore_t busy_sem;
+static hipStream_t busy_stream;
+
+static void *busy_worker(void *unused)
+{
+	(void)unused;
+	for (uint64_t v = 1;; v++) {
+		stream_delay(busy_stream, 2000);
+		if (signal1(busy_sem, v, busy_stream) != hipSuccess)
+			break;
+		sleep_ms(1);
+	}
+	return NULL;
+}
+
+static void case_exit_busy(void)
+{
+	int64_t t0, until;
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	CHECK(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		uint32_t h;
+		pthread_t t;
+
+		busy_sem = sem_import_new(drm, &h, true);
+		HIPCHECK(hipStreamCreate(&busy_stream));
+		if (pthread_create(&t, NULL, busy_worker, NULL))
+			_exit(3);
+		sleep_ms(300);
+		exit(0);
+	}
+	t0 = now_ns();
+	until = t0 + 10 * 1000000000ll;
+	while (waitpid(pid, &status, WNOHANG) == 0) {
+		if (now_ns() > until) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			FAIL("exit() with another thread still signaling did not finish within 10 s");
+		}
+		sleep_ms(20);
+	}
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child ended with status %#x",
+	      status);
+	printf("# the child exited %.2f s after its start\n", (now_ns() - t0) / 1e9);
+}
+
 /* ---- stream order across signal paths ----------------------------------
  * On one stream: a poll signal of timeline A at point r, then a signal of
  * binary B that the runtime's callback thread runs (a graph's signal node,
@@ -449,6 +503,7 @@ static const struct {
 	void (*fn)(void);
 } cases[] = {
 	{ "paths", case_paths },
+	{ "exit-busy", case_exit_busy },
 	{ "idle", case_idle },	     { "order", case_order }, { "prior-work", case_prior_work },
 	{ "fork", case_fork },	     { "exit", case_exit },   { "exit-child", case_exit_child },
 };
