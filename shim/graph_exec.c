@@ -554,6 +554,49 @@ hipError_t hx_graph_exec_wait_set(hipGraphExec_t exec, hipGraphNode_t node,
 	return hipSuccess;
 }
 
+static bool gw_vals_same(const struct gw_vals *a, const struct gw_vals *b)
+{
+	struct hx_params pa = hx_abi_params(a->raw_params), pb = hx_abi_params(b->raw_params);
+
+	if (a->n != b->n || memcmp(a->handles, b->handles, a->n * sizeof(*a->handles)))
+		return false;
+	for (unsigned i = 0; i < a->n; i++)
+		if (hx_param_value(pa, i) != hx_param_value(pb, i))
+			return false;
+	return true;
+}
+
+/* After a successful update, before the new records replace the old: a
+ * wait queued for a launch the runtime refused (armed) serves the exec's
+ * next launch, as without the update, when its node (paired by position,
+ * as the runtime pairs them) kept its semaphores and values and its
+ * device; its side stream goes with it.  Dropped, it would stay pending
+ * and take the semaphore's next signal from that launch.  One whose node
+ * changed stays pending, said once. */
+static void gw_carry_armed_locked(struct gexec *old, struct gexec *nx, hipGraphExec_t exec)
+{
+	if (!old || !nx || old->n != nx->n)
+		return;
+	for (unsigned i = 0; i < nx->n; i++) {
+		struct gexec_entry *o = &old->e[i], *e = &nx->e[i];
+
+		if (!o->armed)
+			continue;
+		if (!e->side && o->side_dev == e->w->dev && gw_vals_same(&o->v, &e->v)) {
+			e->side = o->side;
+			e->side_dev = o->side_dev;
+			e->armed = true;
+			o->side = NULL;
+		} else {
+			hx_warn("hipGraphExecUpdate: exec %p had a wait queued on a node's old "
+				"semaphores for a launch the runtime refused; the node changed, so "
+				"that wait stays pending and takes a signal of its semaphore",
+				(void *)exec);
+		}
+		o->armed = false;
+	}
+}
+
 /* hipGraphExecUpdate: the runtime pairs the exec's nodes with the new
  * graph's (clr: in topological order, types and dependency counts must
  * match, then each exec node takes the new node's params, an event-wait
@@ -630,6 +673,7 @@ hipError_t hx_graph_exec_update(hipGraphExec_t exec, hipGraph_t graph, hipGraphN
 		return err;
 	}
 	if (!err) {
+		gw_carry_armed_locked(gexec_find_locked(exec), nx, exec);
 		gw_install_locked(exec, nx);
 	} else if (*result == HX_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED ||
 		   *result == HX_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED || (!x && !nx)) {

@@ -208,8 +208,15 @@ static void scan_locked(struct poll_rec **done, struct poll_rec ***done_tail)
 
 		for (unsigned i = 0; i < nblocked && !held; i++)
 			held = blocked[i] == r->key;
+		/* More streams held than the table keeps: the records left
+		 * on the list before this one are exactly the held ones (the
+		 * reached were taken off), so one of its stream among them is
+		 * the answer.  Holding every record once the table is full
+		 * would hold a reached signal that the held streams wait for:
+		 * a deadlock. */
 		if (!held && nblocked == MAX_BLOCKED)
-			held = true; /* too many streams held: the rest wait a period */
+			for (struct poll_rec *t = P.head; t != r && !held; t = t->next)
+				held = t->key == r->key;
 		if (!held &&
 		    (int64_t)(__atomic_load_n(r->slot, __ATOMIC_ACQUIRE) - r->seq) >= 0) {
 			*pp = r->next;
@@ -218,7 +225,7 @@ static void scan_locked(struct poll_rec **done, struct poll_rec ***done_tail)
 			*done_tail = &r->next;
 			continue;
 		}
-		if (!held)
+		if (!held && nblocked < MAX_BLOCKED)
 			blocked[nblocked++] = r->key;
 		P.tail = r;
 		pp = &r->next;

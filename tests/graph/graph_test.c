@@ -416,6 +416,52 @@ static void case_child(void)
 	sem_free(&other);
 }
 
+/* A launch the runtime refuses after the exec's wait was queued leaves that
+ * wait for the exec's next launch.  An update of the exec in between (here
+ * with its own graph: the node keeps its semaphore) must keep it so: one
+ * signal then releases the next launch.  Dropped, the queued wait would
+ * take that signal and the launch would wait for ever. */
+static void case_update_armed(void)
+{
+	void (*fail_next_record)(void) =
+		(void (*)(void))dlsym(RTLD_DEFAULT, "cpuhipTestFailNextEventRecord");
+	hx_graph_add_ext_sem_node_fn *add_wait = (hx_graph_add_ext_sem_node_fn *)dlsym(
+		RTLD_DEFAULT, "hipGraphAddExternalSemaphoresWaitNode");
+	struct hx_host_node_params hp = { work, NULL };
+	struct sem a = sem_new(false);
+	test_wait_params wp;
+	struct hx_ext_sem_node_params np = { &a.s, &wp, 1 };
+	hipGraphNode_t wn, hn, errn = NULL;
+	hipGraphExec_t x;
+	hipStream_t st;
+	hipGraph_t g;
+	uint64_t before;
+	int result = 0;
+
+	CHECK(fail_next_record && add_wait, "cpuhip's fault hook or the node call not found");
+	memset(&wp, 0, sizeof(wp));
+	HIPCHECK(hipStreamCreate(&st));
+	HIPCHECK(hipGraphCreate(&g, 0));
+	HIPCHECK(add_wait(&wn, g, NULL, 0, &np));
+	HIPCHECK(hipGraphAddHostNode(&hn, g, &wn, 1, &hp));
+	HIPCHECK(hipGraphInstantiate(&x, g, NULL, NULL, 0));
+	fail_next_record();
+	CHECK(hipGraphLaunch(x, st) != hipSuccess, "the launch meant to be refused went through");
+	HIPCHECK(hipGraphExecUpdate(x, g, &errn, &result));
+	before = count();
+	HIPCHECK(hipGraphLaunch(x, st));
+	sleep_ms(100);
+	CHECK(count() == before, "the launch ran before its semaphore was signaled");
+	so_signal(drm, a.h, 0);
+	CHECK(count_reaches(before + 1, 5000), "the launch after the update was not released by "
+	      "its semaphore's signal (the wait queued for the refused launch took it)");
+	HIPCHECK(hipStreamSynchronize(st));
+	HIPCHECK(hipGraphExecDestroy(x));
+	HIPCHECK(hipGraphDestroy(g));
+	HIPCHECK(hipStreamDestroy(st));
+	sem_free(&a);
+}
+
 static void case_exec_update(void)
 {
 	struct sem a = sem_new(false), b = sem_new(false), a2 = sem_new(false),
@@ -826,6 +872,8 @@ int main(int argc, char **argv)
 		case_destroy_node();
 	else if (!strcmp(c, "exec-update"))
 		case_exec_update();
+	else if (!strcmp(c, "update-armed"))
+		case_update_armed();
 	else if (!strcmp(c, "instantiate"))
 		case_instantiate();
 	else if (!strcmp(c, "capture-modes"))

@@ -166,6 +166,19 @@ MUTANTS = [
          desc="the poll thread's exit drain takes new signals too: a thread that goes on "
               "signaling holds exit() up for ever",
          drm=r"^shim-poll\.abi[56]\.poll-exit-busy$"),
+    dict(name="poll-held-table-full", file="shim/signal_poll.c",
+         edits=[("\t\tif (!held && nblocked == MAX_BLOCKED)\n"
+                 "\t\t\tfor (struct poll_rec *t = P.head; t != r && !held; t = t->next)\n"
+                 "\t\t\t\theld = t->key == r->key;\n",
+                 "\t\tif (!held && nblocked == MAX_BLOCKED)\n\t\t\theld = true;\n")],
+         desc="once 64 streams hold poll signals, a reached signal of any other stream is held "
+              "too (a deadlock when they wait for it)",
+         drm=r"^shim-poll\.abi[56]\.poll-many-held$"),
+    dict(name="update-drops-armed", file="shim/graph_exec.c",
+         edits=[("\t\tgw_carry_armed_locked(gexec_find_locked(exec), nx, exec);\n", "")],
+         desc="hipGraphExecUpdate drops the wait a refused launch queued: it takes the signal "
+              "meant for the next launch",
+         drm=r"^graph\.shim\.abi6\.update-armed$"),
     # ---- streams ----------------------------------------------------------
     dict(name="destroy-keeps-check-cache", file="shim/streams.c",
          edits=[("\tatomic_fetch_add_explicit(&hx_streams_destroyed, 1, memory_order_acq_rel);\n", "")],

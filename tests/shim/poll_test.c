@@ -15,6 +15,8 @@
  *               gets a poll thread of its own; the parent's signal lands
  *   exit        a process that returns from main with a poll signal
  *               pending behind 300 ms of work exits, and the signal lands
+ *   many-held   a signal that 70 streams' held poll signals wait for is
+ *               issued (more streams than the scan's table of 64)
  *   exit-busy   exit() while another thread keeps making poll signals ends
  *   paths       a poll signal, then on the same stream a signal the
  *               runtime's callback thread runs (graph node, captured,
@@ -336,6 +338,39 @@ static void case_exit_child(void)
 	expect_poll_thread();
 }
 
+/* ---- more streams held than the scan's table keeps -----------------------
+ * 70 streams each hold a poll signal behind a wait for point 1 of X; one
+ * more stream's poll signal gives X that point.  That signal must be
+ * issued once its stream reached it, however many other streams hold
+ * signals of their own: every one of them waits for it. */
+#define MANY_HELD 70
+
+static void case_many_held(void)
+{
+	hipStream_t st[MANY_HELD], last;
+	uint32_t hx, hy[MANY_HELD];
+	hipExternalSemaphore_t x = sem_import_new(drm, &hx, true), y[MANY_HELD];
+
+	for (int i = 0; i < MANY_HELD; i++) {
+		y[i] = sem_import_new(drm, &hy[i], true);
+		HIPCHECK(hipStreamCreate(&st[i]));
+		HIPCHECK(wait1(x, 1, st[i]));
+		HIPCHECK(signal1(y[i], 1, st[i]));
+	}
+	expect_poll_thread();
+	HIPCHECK(hipStreamCreate(&last));
+	HIPCHECK(signal1(x, 1, last));
+	CHECK(so_wait(drm, hx, 1, 5000) == 0, "with %d streams holding poll signals, the signal "
+	      "they all wait for was not issued within 5 s of its call", MANY_HELD);
+	for (int i = 0; i < MANY_HELD; i++) {
+		CHECK(so_wait(drm, hy[i], 1, 5000) == 0, "stream %d's signal was not issued", i);
+		HIPCHECK(hipStreamDestroy(st[i]));
+		HIPCHECK(hipDestroyExternalSemaphore(y[i]));
+	}
+	HIPCHECK(hipStreamDestroy(last));
+	HIPCHECK(hipDestroyExternalSemaphore(x));
+}
+
 /* ---- exit while another thread goes on signaling -------------------------
  * A render loop nobody joined: main calls exit() while a worker keeps
  * queueing stream work and poll signals.  The exit-time drain waits for
@@ -504,6 +539,7 @@ static const struct {
 } cases[] = {
 	{ "paths", case_paths },
 	{ "exit-busy", case_exit_busy },
+	{ "many-held", case_many_held },
 	{ "idle", case_idle },	     { "order", case_order }, { "prior-work", case_prior_work },
 	{ "fork", case_fork },	     { "exit", case_exit },   { "exit-child", case_exit_child },
 };
