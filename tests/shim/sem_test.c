@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The semantics of the four semaphore calls (DESIGN.md section 2), one case
+ * The semantics of the four semaphore calls (docs/semantics.md), one case
  * per argv[1].  Run inside the test VM (real kernel sync objects) on a
  * cpuhip flavour, with the shim preloaded (HX_TEST_EXPECT=shim) or without
  * it (HX_TEST_EXPECT=stock: the stock Linux answers).
