@@ -6,9 +6,18 @@ HX_BUILD=${HX_BUILD:-$HX_ROOT/build}
 
 # Packages the project needs on Debian 12, for building and for the tests
 # (libhsa-runtime-dev: the HSA headers of the fake AMD device, tests/fakedev;
-# libamdhip64-dev depends on it too).
+# libamdhip64-dev depends on it too).  Every module the tests import and
+# every tool they call is named here or installed by the script that needs
+# it (mmdebstrap: scripts/lib/pkgtest.sh, scripts/lib/realrt.sh; debhelper,
+# dpkg-dev, lintian: tests/package/run-package-test):
+#   python3-hypothesis  the randomized workload (tests/workload/hxwork)
+#   gdb                 the stacks of a VM case that hangs (tests/vm/run-cases)
+#                       and of a workload run that hangs (HXWORK_STACKS=1)
+#   zstd                kernel modules shipped as .ko.zst (scripts/lib/vm.sh)
+#   clang, libclang-rt-14-dev  the fuzz suite (tests/fuzz)
+# nm, readelf and strings come with gcc (binutils).
 HX_BUILD_PACKAGES="gcc pkg-config meson ninja-build libdrm-dev libelf-dev"
-HX_TEST_PACKAGES="libamdhip64-dev libhsa-runtime-dev qemu-system-x86 busybox-static xz-utils cpio python3 clang libclang-rt-14-dev"
+HX_TEST_PACKAGES="libamdhip64-dev libhsa-runtime-dev qemu-system-x86 busybox-static xz-utils zstd cpio python3 python3-hypothesis gdb clang libclang-rt-14-dev"
 
 hx_log() { printf '%s: %s\n' "${HX_PROG:-hipextsem}" "$*" >&2; }
 hx_die() { hx_log "error: $*"; exit 1; }

@@ -1731,7 +1731,7 @@ static hipError_t launch_host_func(hipStream_t h, hipHostFn_t fn, void *data)
 	 * hip::Stream*) for any other non-NULL handle, before the NULL
 	 * function check and before streamCallback_common's hip::isValid.  A
 	 * destroyed or garbage handle is a use-after-free or a segfault there
-	 * (Debian's 5.7.1 died with SIGSEGV: docs/testing.md).  Read in clr
+	 * (Debian's 5.7.1 died with SIGSEGV on the fake device).  Read in clr
 	 * rocm-5.7.1 hipamd/src/hip_stream.cpp hipLaunchHostFunc_common and
 	 * hip_internal.hpp STREAM_CAPTURE, the same in rocm-6.0.2, 6.1.2,
 	 * 6.2.0 to 6.2.2, hipamd rocm-5.4.0 and 5.5.1 (5.3's entry point was

@@ -230,7 +230,7 @@ static inline void hx_mark_cb(hipStream_t st, hipError_t e, void *p)
  * DmaBlitManager::copyBuffer (clr rocm-5.7.1 to amd-staging 2024-10,
  * rocclr/device/rocm/rocblit.cpp) waits for the GPU
  * (releaseGpuMemoryFence) and copies on the CPU, in the caller's thread
- * under direct dispatch; real 5.2.3 blocked there too (docs/testing.md).
+ * under direct dispatch; real 5.2.3 blocked there too (docs/testing.md, "AMD's real runtimes", item 1).
  * hipStreamAddCallback resolves hipStreamPerThread on 5.2 (hip::isValid)
  * and only enqueues. */
 static inline void stream_mark(hipStream_t st, uint64_t *flag, uint64_t v)

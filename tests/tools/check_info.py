@@ -53,6 +53,21 @@ def check(cond, msg):
         sys.exit('FAIL: ' + msg)
 
 
+def verdict_first(info, out, *args):
+    """The text report answers in its first lines: the verdict is line 2,
+    right after the tool's name; the shim's export list only with -v."""
+    lines = out.splitlines()
+    check(len(lines) > 2 and lines[0].startswith('hipextsem-info ') and
+          lines[1].startswith('Verdict: '), 'the verdict is not the second line:\n' + '\n'.join(lines[:4]))
+    check(sum(ln.startswith('Verdict: ') for ln in lines) == 1, 'more than one verdict line')
+    check('exports @' not in out, 'the export list is printed without -v')
+    check('  exports:      ' in out, 'the export count is missing')
+    rc, vout, _ = run(info, '-v', *args)
+    check('exports @hip_4.3 ' in vout and vout.splitlines()[1] == lines[1],
+          'hipextsem-info -v lists no exports, or changes the verdict line')
+    check(len(vout.splitlines()) > len(lines), '-v prints nothing more')
+
+
 def main():
     case, info, args = sys.argv[1], sys.argv[2], sys.argv[3:]
     # meson test adds the build's library directories (cpuhip's among them)
@@ -72,6 +87,7 @@ def main():
         check('Verdict: external semaphores will NOT work: no DRM render node exists' in out,
               'verdict does not name the missing render node')
         check('; do ' in out, 'verdict does not say what to do')
+        verdict_first(info, out)
         d = report(info, want_rc=1)
         check(d['render_nodes'] == [] and d['selected_render_node'] is None, 'nodes listed')
         check(d['verdict']['ok'] is False, 'verdict ok on a machine without render nodes')
@@ -94,6 +110,9 @@ def main():
         check(d['verdict']['message'].startswith('external semaphores will work'), 'verdict')
         check('virtio_gpu' in out and 'syncobj yes' in out and 'timeline yes' in out
               and 'eventfd yes' in out, 'text output lacks the capabilities')
+        check(out.splitlines()[1].startswith('Verdict: external semaphores will work'),
+              'the positive verdict is not the second line')
+        verdict_first(info, out)
     elif case == 'vm-badnode':
         env = dict(os.environ, HIPEXTSEM_RENDER_NODE='/dev/null')
         d = report(info, env=env, want_rc=1)

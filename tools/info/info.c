@@ -917,12 +917,15 @@ static void print_json(const struct report *r, FILE *f)
 static const char *yes_no(bool b) { return b ? "yes" : "no"; }
 
 
-static void print_text(const struct report *r, FILE *f)
+/* The verdict comes first (the answer a user came for), then what it rests
+ * on; the shim's symbol exports only with -v. */
+static void print_text(const struct report *r, FILE *f, bool verbose)
 {
 	const struct runtime_report *rt = &r->rt;
 	const struct shim_report *sh = &r->shim;
 
-	fprintf(f, "hipextsem-info %s\n\n", HX_INFO_VERSION);
+	fprintf(f, "hipextsem-info %s\n", HX_INFO_VERSION);
+	fprintf(f, "Verdict: %s\n\n", r->verdict);
 	fprintf(f, "Kernel:         %s %s (%s)\n", r->uts.sysname, r->uts.release, r->uts.machine);
 
 	fputs("Render nodes:", f);
@@ -1009,14 +1012,21 @@ static void print_text(const struct report *r, FILE *f)
 		fprintf(f, "           not found: %s (via %s)\n", sh->error, sh->via);
 	} else {
 		fprintf(f, "           %s (found via %s)\n", sh->path, sh->via);
-		for (size_t i = 0; i < sh->n_exports; i++) {
-			const struct shim_export *e = &sh->exports[i];
-			if (i == 0 || strcmp(e->node, sh->exports[i - 1].node) != 0)
-				fprintf(f, "%s  exports @%-10s", i ? "\n" : "",
-					e->node[0] ? e->node : "(none)");
-			fprintf(f, " %s", e->name);
+		if (verbose) {
+			for (size_t i = 0; i < sh->n_exports; i++) {
+				const struct shim_export *e = &sh->exports[i];
+				if (i == 0 || strcmp(e->node, sh->exports[i - 1].node) != 0)
+					fprintf(f, "%s  exports @%-10s", i ? "\n" : "",
+						e->node[0] ? e->node : "(none)");
+				fprintf(f, " %s", e->name);
+			}
+			if (sh->n_exports)
+				fputc('\n', f);
+		} else {
+			fprintf(f, "  exports:      %zu symbols (-v lists them with their version "
+				"nodes)\n", sh->n_exports);
 		}
-		fprintf(f, "\n  interposes:   %s: %s\n", yes_no(sh->interposes), sh->reason);
+		fprintf(f, "  interposes:   %s: %s\n", yes_no(sh->interposes), sh->reason);
 		if (sh->partial[0])
 			fprintf(f, "  not bound:    %s (version node differs from the runtime's)\n",
 				sh->partial);
@@ -1028,7 +1038,6 @@ static void print_text(const struct report *r, FILE *f)
 			"hipDeviceAttributeCanUseStreamWaitValue (10013): %s\n", msg, not_read_msg);
 	}
 	fprintf(f, "\nVulkan:         note: %s\n", vulkan_note);
-	fprintf(f, "\nVerdict: %s\n", r->verdict);
 	if (r->selftest)
 		hx_selftest_print_text(r->selftest, f);
 	if (r->modes)
@@ -1071,7 +1080,7 @@ static void run_selftest(struct report *r, unsigned rounds, double timeout_s, bo
 
 /* Text output goes through a filter: every string in it may come from a
  * file or an environment the user does not control. */
-static int print_text_safe(const struct report *r, FILE *out)
+static int print_text_safe(const struct report *r, FILE *out, bool verbose)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -1079,7 +1088,7 @@ static int print_text_safe(const struct report *r, FILE *out)
 
 	if (!m)
 		return -1;
-	print_text(r, m);
+	print_text(r, m, verbose);
 	if (fclose(m) != 0) {
 		free(buf);
 		return -1;
@@ -1109,10 +1118,11 @@ static void usage(FILE *f)
 	fputs("Usage: hipextsem-info [OPTIONS]\n"
 	      "\n"
 	      "Reports whether HIP external semaphores can work on this machine with the\n"
-	      "hipextsem shim: the kernel, each DRM render node (driver, sync object,\n"
-	      "timeline and eventfd support), the HIP runtime an application would load,\n"
-	      "whether the shim would interpose on it, the wait path the shim will take,\n"
-	      "and a one-line verdict.  Without --selftest nothing is loaded or run: the\n"
+	      "hipextsem shim: a one-line verdict first, then what it rests on: the\n"
+	      "kernel, each DRM render node (driver, sync object, timeline and eventfd\n"
+	      "support), the HIP runtime an application would load, whether the shim\n"
+	      "would interpose on it, the wait path the shim will take.  Without\n"
+	      "--selftest nothing is loaded or run: the\n"
 	      "runtime, the shim and PROG are read as files and the loader's search rules\n"
 	      "are applied by hand, so pointing this at untrusted files is safe.\n"
 	      "\n"
@@ -1133,6 +1143,8 @@ static void usage(FILE *f)
 	      "  --rounds N        rounds per check and measurement (default 100)\n"
 	      "  --timeout SECONDS deadline of every wait in a check (default 5)\n"
 	      "  --json            machine-readable output (one JSON object)\n"
+	      "  -v, --verbose     also list the shim's exported symbols and their\n"
+	      "                    version nodes\n"
 	      "  --program PROG    look for the runtime the way PROG would load it (its\n"
 	      "                    DT_NEEDED soname, RPATH/RUNPATH)\n"
 	      "  --runtime FILE    inspect FILE as the HIP runtime instead of searching\n"
@@ -1156,6 +1168,7 @@ int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "program", required_argument, NULL, 'p' },
 		{ "runtime", required_argument, NULL, 'r' },
 		{ "selftest", no_argument, NULL, 'S' },
@@ -1168,7 +1181,7 @@ int main(int argc, char **argv)
 	};
 	static struct report r;
 	const char *program = NULL, *forced_rt = NULL;
-	bool json = false, selftest = false, modes = true, modes_arg = false;
+	bool json = false, selftest = false, modes = true, modes_arg = false, verbose = false;
 	const char *rounds_arg = NULL, *timeout_arg = NULL;
 	unsigned rounds = 100;
 	double timeout_s = 5.0;
@@ -1179,9 +1192,10 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], HX_SELFTEST_EXIT_ARG))
 		return hx_selftest_exit_child_main(argc, argv);
 
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hv", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = true; break;
+		case 'v': verbose = true; break;
 		case 'p': program = optarg; break;
 		case 'r': forced_rt = optarg; break;
 		case 'S': selftest = true; break;
@@ -1243,7 +1257,7 @@ int main(int argc, char **argv)
 
 	if (json)
 		print_json(&r, stdout);
-	else if (print_text_safe(&r, stdout) != 0)
+	else if (print_text_safe(&r, stdout, verbose) != 0)
 		return 2;
 	if (fflush(stdout) != 0)
 		return 2;
