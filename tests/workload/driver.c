@@ -51,6 +51,7 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <link.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -418,6 +419,34 @@ static uint64_t query_so(uint32_t h)
 	return v;
 }
 
+/* ---- snapshots -------------------------------------------------------
+ * What every semaphore's sync object holds now, as the model's
+ * observation across semaphores: " S:V" per sync object the producer
+ * holds (V: the timeline's point, or for a binary one 1 signaled / 0
+ * not), after " t=MS" (ms since the program started). */
+static int64_t t_start;
+
+static void snap(char *buf, size_t n)
+{
+	size_t k = (size_t)snprintf(buf, n, " t=%lld", (long long)((now_ns() - t_start) / 1000000));
+
+	for (int s = 0; s < MAXSEM && k + 24 < n; s++) {
+		uint32_t h = sem_so[s];
+		long long v;
+
+		if (!h)
+			continue;
+		if (sem_kind[s] == K_BIN) {
+			v = drmSyncobjWait(pdrm, &h, 1, 0, DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
+					   NULL) == 0;
+		} else {
+			uint64_t p = query_so(h);
+			v = p == (uint64_t)-1 ? -1LL : (long long)p;
+		}
+		k += (size_t)snprintf(buf + k, n - k, " %d:%lld", s, v);
+	}
+}
+
 /* ---- arguments ------------------------------------------------------ */
 
 static int num(const struct op *o, int i)
@@ -502,9 +531,12 @@ static void mark_run(struct mark *m)
 	if (atomic_load(&exiting))
 		return;
 	pre = next_seq();
+	char sn[400];
+
 	if (m->s >= 0 && sem_so[m->s] && sem_kind[m->s] != K_BIN)
 		v = query_so(sem_so[m->s]);
-	wlog("M %d %lld %lu", m->op, v == (uint64_t)-1 ? -1LL : (long long)v, pre);
+	snap(sn, sizeof(sn));
+	wlog("M %d %lld %lu%s", m->op, v == (uint64_t)-1 ? -1LL : (long long)v, pre, sn);
 	atomic_fetch_add(&marks_done, 1);
 }
 
@@ -558,6 +590,8 @@ static void rlog(int opi, hipError_t rc, unsigned long pre, int cs, int live, in
 	wlog("R %d %d %lu %d %d %d", opi, (int)rc, pre, cs, live, l1 > l0 ? 1 : 0);
 }
 
+static void watch_send(int s, uint32_t h);
+
 static void op_import(int opi, const struct op *o)
 {
 	int s = semarg(o, 0), kind, fd = -1;
@@ -595,6 +629,8 @@ static void op_import(int opi, const struct op *o)
 	}
 	sem_kind[s] = kind;
 	sem_so[s] = h;
+	if (h)
+		watch_send(s, h);
 	{
 		test_desc d;
 		memset(&d, 0, sizeof(d));
@@ -613,6 +649,73 @@ static void op_import(int opi, const struct op *o)
 	rlog(opi, e, pre, -1, -1, l0);
 }
 
+/* HXWORK_WATCH_FD: a socket of the runner's, which keeps every sync
+ * object of the program (an fd of each, sent here) past the process's
+ * end and reads what they hold once it is gone (the after-exit check). */
+static int watch_fd = -1;
+
+static void watch_send(int s, uint32_t h)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct msghdr mh;
+	struct iovec iov;
+	struct cmsghdr *c;
+	int fd, one = s;
+
+	if (watch_fd < 0 || drmSyncobjHandleToFD(pdrm, h, &fd))
+		return;
+	memset(&mh, 0, sizeof(mh));
+	memset(cbuf, 0, sizeof(cbuf));
+	iov.iov_base = &one;
+	iov.iov_len = sizeof(one);
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = cbuf;
+	mh.msg_controllen = sizeof(cbuf);
+	c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	if (sendmsg(watch_fd, &mh, MSG_NOSIGNAL) < 0)
+		wlog("F watch send: %s", strerror(errno));
+	close(fd);
+}
+
+/* The "proc" argument: the call through the pointer hipGetProcAddress
+ * hands out (6.x; 5.2 has no hipGetProcAddress: the direct call). */
+static hipError_t sigwait_proc(hipExternalSemaphore_t h, uint64_t v, hipStream_t st,
+			       bool is_signal)
+{
+#if HX_TEST_ABI == 6
+	typedef hipError_t (*sig_fn)(const hipExternalSemaphore_t *,
+				     const hipExternalSemaphoreSignalParams *, unsigned, hipStream_t);
+	typedef hipError_t (*wait_fn)(const hipExternalSemaphore_t *,
+				      const hipExternalSemaphoreWaitParams *, unsigned, hipStream_t);
+	void *fn = NULL;
+
+	if (hipGetProcAddress(is_signal ? "hipSignalExternalSemaphoresAsync"
+					: "hipWaitExternalSemaphoresAsync",
+			      &fn, 600, 0, NULL) != hipSuccess || !fn)
+		die("hipGetProcAddress of the semaphore calls failed");
+	if (is_signal) {
+		test_signal_params p;
+
+		memset(&p, 0, sizeof(p));
+		p.params.fence.value = v;
+		return ((sig_fn)fn)(&h, (const hipExternalSemaphoreSignalParams *)&p, 1, st);
+	} else {
+		test_wait_params p;
+
+		memset(&p, 0, sizeof(p));
+		p.params.fence.value = v;
+		return ((wait_fn)fn)(&h, (const hipExternalSemaphoreWaitParams *)&p, 1, st);
+	}
+#else
+	return is_signal ? signal1(h, v, st) : wait1(h, v, st);
+#endif
+}
+
 static void op_sigwait(int opi, const struct op *o, bool is_signal)
 {
 	int s = semarg(o, 0), live, cs, armed;
@@ -623,11 +726,16 @@ static void op_sigwait(int opi, const struct op *o, bool is_signal)
 	int64_t l0;
 	hipError_t e;
 
+	bool proc = o->na > 3 && !strcmp(o->a[3], "proc");
+
 	cs = live == 0 || live == -2 ? -1 : capture_status(st);
 	l0 = shimlog_size();
 	armed = rt_fault_arm();
 	pre = next_seq();
-	e = is_signal ? signal1(h, v, st) : wait1(h, v, st);
+	if (proc)
+		e = sigwait_proc(h, v, st, is_signal);
+	else
+		e = is_signal ? signal1(h, v, st) : wait1(h, v, st);
 	rlog(opi, e, pre, cs, live, l0);
 	rt_fault_done(opi, armed);
 	if (e == hipSuccess)
@@ -695,6 +803,16 @@ static void op_stream(int opi, const struct op *o, int me)
 		pre = next_seq();
 		rlog(opi, hipSuccess, pre, cs, live, l0);
 		add_marker(opi, -1, st, cs, live);
+	} else if (!strcmp(o->name, "ssync")) {
+		char sn[400];
+		int armed = rt_fault_arm();
+
+		pre = next_seq();
+		e = hipStreamSynchronize(st);
+		snap(sn, sizeof(sn));
+		rlog(opi, e, pre, cs, live, l0);
+		rt_fault_done(opi, armed);
+		wlog("SY %d%s", opi, sn);
 	} else if (!strcmp(o->name, "cquery")) {
 		pre = next_seq();
 		e = hipStreamQuery(st);
@@ -838,6 +956,8 @@ static void op_graph(int opi, const struct op *o)
 		e = hipGraphLaunch(execs[x], st);
 		rlog(opi, e, pre, cs, live, l0);
 		rt_fault_done(opi, armed);
+		if (e == hipSuccess)
+			add_marker(opi, -1, st, cs, live); /* the launch's end, in stream order */
 	} else if (!strcmp(o->name, "gxdestroy")) {
 		int x = slot(o, 0, MAXG);
 		if (atomic_load(&x_state[x]) != 1) {
@@ -988,7 +1108,14 @@ static __attribute__((noreturn)) void fork_child(int opi)
 		fork_fail(opi, FK_SIGNAL, e);
 	if (so_wait(drm, h, 0, bound / 1000000))
 		fork_fail(opi, FK_SIGNALED, -ETIME);
+	/* On the host-blocking path (HIPEXTSEM_HOST_WAIT=1) a wait blocks
+	 * this thread until it holds: the raw signal comes first there. */
+	const char *hw = getenv("HIPEXTSEM_HOST_WAIT");
+	bool hostwait = hw && atoi(hw) == 1;
+
 	for (int i = 1; i <= 2; i++) {
+		if (i == 2 && hostwait && drmSyncobjSignal(drm, &h, 1))
+			fork_fail(opi, FK_PSIG, -errno);
 		e = wait1(s, 0, st);
 		if (e != hipSuccess)
 			fork_fail(opi, FK_WAIT, e);
@@ -999,9 +1126,9 @@ static __attribute__((noreturn)) void fork_child(int opi)
 			fork_fail(opi, FK_CONSUMED, atomic_load(&fork_marks));
 	}
 	sleep_ms(50);
-	if (atomic_load(&fork_marks) != 1)
+	if (!hostwait && atomic_load(&fork_marks) != 1)
 		fork_fail(opi, FK_EARLY, atomic_load(&fork_marks));
-	if (drmSyncobjSignal(drm, &h, 1))
+	if (!hostwait && drmSyncobjSignal(drm, &h, 1))
 		fork_fail(opi, FK_PSIG, -errno);
 	if (!fork_marks_reach(2, now_ns() + bound))
 		fork_fail(opi, FK_PASSED, atomic_load(&fork_marks));
@@ -1492,7 +1619,12 @@ static void *thread_main(void *arg)
 			forks_close();
 			atomic_store(&faults_on, false);
 			atomic_store(&exiting, true);
-			wlog("X exit");
+			{
+				char sn[400];
+
+				snap(sn, sizeof(sn));
+				wlog("X exit%s", sn);
+			}
 			exit(0);
 		}
 		cur_op = i;
@@ -1540,6 +1672,22 @@ static void *producer_main(void *arg)
 			}
 		}
 		sleep_ms(10);
+	}
+	return NULL;
+}
+
+/* Every SNAP_MS a snapshot (SN), for the model's liveness bounds, until
+ * the drain or the process's end. */
+#define SNAP_MS 50
+static void *snap_main(void *arg)
+{
+	char sn[400];
+
+	(void)arg;
+	while (!atomic_load(&exiting) && !atomic_load(&drain_on) && !atomic_load(&producer_stop)) {
+		snap(sn, sizeof(sn));
+		wlog("SN%s", sn);
+		sleep_ms(SNAP_MS);
 	}
 	return NULL;
 }
@@ -1688,6 +1836,9 @@ int main(int argc, char **argv)
 		!strcmp(ops[nops - 1].a[0], "drain");
 	drain_mode = drain;
 	pdrm = drm_open();
+	if (getenv("HXWORK_WATCH_FD"))
+		watch_fd = atoi(getenv("HXWORK_WATCH_FD"));
+	t_start = now_ns();
 	faults_setup();
 	for (int s = 0; s < MAXSEM; s++)
 		snprintf(bogus[s], sizeof(bogus[s]), "not a semaphore %d", s);
@@ -1708,6 +1859,13 @@ int main(int argc, char **argv)
 		if (pthread_create(&th[t], NULL, t == nworkers + 1 ? producer_main : thread_main,
 				   (void *)(intptr_t)t))
 			die("pthread_create");
+	{
+		pthread_t snt;
+
+		if (pthread_create(&snt, NULL, snap_main, NULL))
+			die("pthread_create");
+		pthread_detach(snt);
+	}
 	thread_main((void *)(intptr_t)0);
 	if (!strcmp(ops[nops - 1].name, "exit")) {
 		/* T0's ops have run; a worker's exit ends the process */
@@ -1720,7 +1878,12 @@ int main(int argc, char **argv)
 		forks_close();
 		atomic_store(&faults_on, false);
 		atomic_store(&exiting, true);
-		wlog("X return");
+		{
+			char sn[400];
+
+			snap(sn, sizeof(sn));
+			wlog("X return%s", sn);
+		}
 		return 0; /* with whatever is pending: docs/streams.md, exit */
 	}
 
