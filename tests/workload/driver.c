@@ -64,6 +64,7 @@
 #define MAXQ 16
 #define MAXG 16
 #define TURN_MS 250
+#define SETTLE_MS 300 /* the drain: no marker for this long first */
 #define FORK_BOUND_S 20 /* a fork op's child: its alarm() */
 
 enum { K_NONE, K_BIN, K_TL, K_TLBIN, K_TLBINP, K_SYNC };
@@ -1650,6 +1651,19 @@ static void *producer_main(void *arg)
 	while (!all_released() && !stalled() && !atomic_load(&producer_stop))
 		sleep_ms(5);
 	if (drain_mode && !atomic_load(&producer_stop)) {
+		/* Settled: no marker ran for SETTLE_MS (at most 3 s); what the
+		 * program reached without the drain (hxwork's differential
+		 * check compares it across the modes). */
+		char sn[400];
+		int64_t until = now_ns() + 3000000000LL;
+		int m0;
+
+		do {
+			m0 = atomic_load(&marks_done);
+			sleep_ms(SETTLE_MS);
+		} while (m0 != atomic_load(&marks_done) && now_ns() < until);
+		snap(sn, sizeof(sn));
+		wlog("D settled%s", sn);
 		atomic_store(&faults_on, false);
 		wlog("D drain");
 		atomic_store(&drain_on, true);
