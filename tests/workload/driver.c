@@ -226,6 +226,8 @@ static void faults_setup(void)
 	unsigned long long seed;
 	unsigned pm;
 
+	if (getenv("HXWORK_MUTANT") && !shim_hi)
+		dl_iterate_phdr(find_shim, NULL);
 	if (!f || sscanf(f, "%llu:%u", &seed, &pm) != 2 || !pm)
 		return;
 	fault_permille = pm > 1000 ? 1000 : pm;
@@ -348,8 +350,41 @@ int drmSyncobjImportSyncFile(int fd, uint32_t handle, int sync_file_fd)
 									     sync_file_fd);
 }
 
+/* HXWORK_MUTANT (a seeded defect, to show that the model's properties
+ * fail): the shim's signal ioctls are changed as a defective shim would
+ * make them.  "delay": each issued 1.7 s late (stream-order, sync-order,
+ * signal-live); "drop": the first one dropped, answered 0 (stream-order,
+ * exit-lost, stuck); "bump": timeline points 5 higher (phantom-signal);
+ * "pollonly": the first one dropped in poll-mode processes only (differ). */
+static atomic_bool mutant_on; /* from the program's start (not the warm-up) */
+
+static const char *mutant(const void *ra)
+{
+	static const char *m;
+	static atomic_bool dropped;
+
+	if ((uintptr_t)ra < shim_lo || (uintptr_t)ra >= shim_hi || !atomic_load(&mutant_on))
+		return NULL;
+	if (!m)
+		m = getenv("HXWORK_MUTANT") ? getenv("HXWORK_MUTANT") : "";
+	if (!strcmp(m, "delay")) {
+		sleep_ms(1700);
+		return NULL;
+	}
+	if (!strcmp(m, "drop") || (!strcmp(m, "pollonly") && getenv("HIPEXTSEM_SIGNAL_MODE") &&
+				    !strcmp(getenv("HIPEXTSEM_SIGNAL_MODE"), "poll")))
+		return atomic_exchange(&dropped, true) ? NULL : m;
+	if (!strcmp(m, "pollonly"))
+		return NULL;
+	return *m ? m : NULL;
+}
+
 int drmSyncobjSignal(int fd, const uint32_t *handles, uint32_t count)
 {
+	const char *mu = mutant(RA);
+
+	if (mu && strcmp(mu, "bump"))
+		return 0;
 	if (drm_fault("signal", RA))
 		return -EIO;
 	return NEXT(N_SIGNAL, int (*)(int, const uint32_t *, uint32_t))(fd, handles,
@@ -358,6 +393,16 @@ int drmSyncobjSignal(int fd, const uint32_t *handles, uint32_t count)
 
 int drmSyncobjTimelineSignal(int fd, const uint32_t *handles, uint64_t *points, uint32_t count)
 {
+	const char *mu = mutant(RA);
+	uint64_t bumped[8];
+
+	if (mu && strcmp(mu, "bump"))
+		return 0;
+	if (mu && count <= 8) {
+		for (uint32_t i = 0; i < count; i++)
+			bumped[i] = points[i] + 5;
+		points = bumped;
+	}
 	if (drm_fault("timeline-signal", RA))
 		return -EIO;
 	return NEXT(N_TLSIGNAL,
@@ -1866,6 +1911,7 @@ int main(int argc, char **argv)
 	}
 	fds0 = count_fds();
 	wlog("D start fds %d workers %d ops %d", fds0, nworkers, nops);
+	atomic_store(&mutant_on, true);
 	if (fault_permille)
 		atomic_store(&faults_on, true);
 
