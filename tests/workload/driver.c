@@ -1648,6 +1648,10 @@ static void end_own_captures(int me)
 		}
 }
 
+static atomic_int tended[MAXT + 2]; /* 1 ended by a tend op, 2 joined */
+static atomic_bool snap_stop;
+static pthread_t th[MAXT + 2];
+
 static void *thread_main(void *arg)
 {
 	int me = (int)(intptr_t)arg;
@@ -1672,6 +1676,18 @@ static void *thread_main(void *arg)
 				wlog("X exit%s", sn);
 			}
 			exit(0);
+		}
+		if (!strcmp(ops[i].name, "tend") && me >= 1 && me <= nworkers) {
+			/* the worker ends here (its last op): the runtime's
+			 * teardown of its hipStreamPerThread runs in its exit;
+			 * the snapshot thread joins it and logs TE */
+			unsigned long pre = next_seq();
+
+			wlog("R %d 0 %lu -1 -1 0", i, pre);
+			end_own_captures(me);
+			atomic_store(&tended[me], 1);
+			turn_done(i);
+			return NULL;
 		}
 		cur_op = i;
 		run_op(i, me);
@@ -1743,9 +1759,24 @@ static void *snap_main(void *arg)
 	char sn[400];
 
 	(void)arg;
-	while (!atomic_load(&exiting) && !atomic_load(&drain_on) && !atomic_load(&producer_stop)) {
-		snap(sn, sizeof(sn));
-		wlog("SN%s", sn);
+	for (;;) {
+		bool more = !atomic_load(&exiting) && !atomic_load(&drain_on) &&
+			    !atomic_load(&producer_stop);
+
+		for (int t = 1; t <= nworkers; t++)
+			if (atomic_load(&tended[t]) == 1 && !pthread_tryjoin_np(th[t], NULL)) {
+				atomic_store(&tended[t], 2);
+				snap(sn, sizeof(sn));
+				wlog("TE %d%s", t, sn);
+			}
+		if (atomic_load(&snap_stop))
+			break;
+		if (more) {
+			snap(sn, sizeof(sn));
+			wlog("SN%s", sn);
+		}
+		if (atomic_load(&exiting))
+			break;
 		sleep_ms(SNAP_MS);
 	}
 	return NULL;
@@ -1806,6 +1837,13 @@ static void parse(const char *path)
 			die("line %d: thread T%d but threads %d", ops[i].line, ops[i].thread,
 			    nworkers);
 	}
+	for (int i = 0; i < nops; i++)
+		for (int j = i + 1; j < nops && !strcmp(ops[i].name, "tend"); j++)
+			if (ops[j].thread == ops[i].thread)
+				die("line %d: an op of T%d after its tend", ops[j].line, ops[i].thread);
+	for (int i = 0; i < nops; i++)
+		if (!strcmp(ops[i].name, "tend") && (ops[i].thread < 1 || ops[i].thread > nworkers))
+			die("line %d: tend is a worker's", ops[i].line);
 	for (int i = 0; i + 1 < nops; i++)
 		if (!strcmp(ops[i].name, "end") || !strcmp(ops[i].name, "exit"))
 			die("line %d: only the last op may be an end or an exit", ops[i].line);
@@ -1877,7 +1915,7 @@ static int settle_stats(struct hx_stats_view *out)
 
 int main(int argc, char **argv)
 {
-	pthread_t th[MAXT + 2], wt;
+	pthread_t wt, snt;
 	bool drain;
 	int fds0, fds1;
 
@@ -1919,13 +1957,8 @@ int main(int argc, char **argv)
 		if (pthread_create(&th[t], NULL, t == nworkers + 1 ? producer_main : thread_main,
 				   (void *)(intptr_t)t))
 			die("pthread_create");
-	{
-		pthread_t snt;
-
-		if (pthread_create(&snt, NULL, snap_main, NULL))
-			die("pthread_create");
-		pthread_detach(snt);
-	}
+	if (pthread_create(&snt, NULL, snap_main, NULL))
+		die("pthread_create");
 	thread_main((void *)(intptr_t)0);
 	if (!strcmp(ops[nops - 1].name, "exit")) {
 		/* T0's ops have run; a worker's exit ends the process */
@@ -1973,8 +2006,28 @@ int main(int argc, char **argv)
 			wlog("D stuck %d", i);
 	forks_close();
 	atomic_store(&cleanup_go, true);
+	/* the snapshot thread ends here, once every tended worker is joined
+	 * (within 10 s: a thread whose end does not come is logged) */
+	for (int64_t until = now_ns() + 10000000000LL;;) {
+		bool left = false;
+
+		for (int t = 1; t <= nworkers; t++)
+			left |= atomic_load(&tended[t]) == 1;
+		if (!left)
+			break;
+		if (now_ns() > until) {
+			for (int t = 1; t <= nworkers; t++)
+				if (atomic_load(&tended[t]) == 1)
+					wlog("D thread-end-stuck %d", t);
+			break;
+		}
+		sleep_ms(5);
+	}
+	atomic_store(&snap_stop, true);
+	pthread_join(snt, NULL);
 	for (int t = 1; t <= nworkers; t++)
-		pthread_join(th[t], NULL);
+		if (!atomic_load(&tended[t]))
+			pthread_join(th[t], NULL);
 	end_own_captures(0);
 	for (int x = 0; x < MAXG; x++)
 		if (atomic_load(&x_state[x]) == 1)
