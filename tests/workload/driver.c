@@ -90,6 +90,7 @@ static hipExternalSemaphore_t sem[MAXSEM];
 static int sem_kind[MAXSEM];
 static uint32_t sem_so[MAXSEM]; /* producer's sync object, 0 for sync_file */
 static atomic_int sem_state[MAXSEM]; /* 0 never, 1 live, 2 destroyed */
+static atomic_int sem_pub[MAXSEM];   /* sem_kind and sem_so written (snapshots) */
 static char bogus[MAXSEM][64];
 
 /* streams */
@@ -477,9 +478,12 @@ static void snap(char *buf, size_t n)
 	size_t k = (size_t)snprintf(buf, n, " t=%lld", (long long)((now_ns() - t_start) / 1000000));
 
 	for (int s = 0; s < MAXSEM && k + 24 < n; s++) {
-		uint32_t h = sem_so[s];
+		uint32_t h;
 		long long v;
 
+		if (!atomic_load_explicit(&sem_pub[s], memory_order_acquire))
+			continue;
+		h = sem_so[s];
 		if (!h)
 			continue;
 		if (sem_kind[s] == K_BIN) {
@@ -675,6 +679,7 @@ static void op_import(int opi, const struct op *o)
 	}
 	sem_kind[s] = kind;
 	sem_so[s] = h;
+	atomic_store_explicit(&sem_pub[s], 1, memory_order_release); /* for snap() */
 	if (h)
 		watch_send(s, h);
 	{
