@@ -767,6 +767,39 @@ static hipError_t sigwait_proc(hipExternalSemaphore_t h, uint64_t v, hipStream_t
 #endif
 }
 
+/* The "dl" argument: the call through dlsym() of the runtime's own
+ * library handle (dlopen of its soname, RTLD_NOLOAD), as a loader that
+ * binds the runtime by hand does (docs/interposition.md). */
+static hipError_t sigwait_dl(hipExternalSemaphore_t h, uint64_t v, hipStream_t st,
+			     bool is_signal)
+{
+	typedef hipError_t (*fn_t)(const hipExternalSemaphore_t *, const void *, unsigned,
+				   hipStream_t);
+	static const char *const soname[] = { "libamdhip64.so.6", "libamdhip64.so.5",
+					      "libamdhip64.so.7", "libamdhip64.so" };
+	void *lib = NULL, *fn;
+	union {
+		test_signal_params s;
+		test_wait_params w;
+	} p;
+
+	for (unsigned i = 0; i < sizeof(soname) / sizeof(soname[0]) && !lib; i++)
+		lib = dlopen(soname[i], RTLD_NOW | RTLD_NOLOAD);
+	if (!lib)
+		die("dl: the runtime's library is not loaded under a known soname");
+	fn = dlsym(lib, is_signal ? "hipSignalExternalSemaphoresAsync"
+				  : "hipWaitExternalSemaphoresAsync");
+	dlclose(lib);
+	if (!fn)
+		die("dl: dlsym of the semaphore calls failed");
+	memset(&p, 0, sizeof(p));
+	if (is_signal)
+		p.s.params.fence.value = v;
+	else
+		p.w.params.fence.value = v;
+	return ((fn_t)fn)(&h, &p, 1, st);
+}
+
 static void op_sigwait(int opi, const struct op *o, bool is_signal)
 {
 	int s = semarg(o, 0), live, cs, armed;
@@ -778,6 +811,7 @@ static void op_sigwait(int opi, const struct op *o, bool is_signal)
 	hipError_t e;
 
 	bool proc = o->na > 3 && !strcmp(o->a[3], "proc");
+	bool dl = o->na > 3 && !strcmp(o->a[3], "dl");
 
 	cs = live == 0 || live == -2 ? -1 : capture_status(st);
 	l0 = shimlog_size();
@@ -785,6 +819,8 @@ static void op_sigwait(int opi, const struct op *o, bool is_signal)
 	pre = next_seq();
 	if (proc)
 		e = sigwait_proc(h, v, st, is_signal);
+	else if (dl)
+		e = sigwait_dl(h, v, st, is_signal);
 	else
 		e = is_signal ? signal1(h, v, st) : wait1(h, v, st);
 	rlog(opi, e, pre, cs, live, l0);
@@ -986,7 +1022,10 @@ static void op_graph(int opi, const struct op *o)
 			return;
 		}
 		pre = next_seq();
-		e = hipGraphInstantiate(&ex, graphs[g], NULL, NULL, 0);
+		if (o->na > 2 && !strcmp(o->a[2], "flags"))
+			e = hipGraphInstantiateWithFlags(&ex, graphs[g], 0);
+		else
+			e = hipGraphInstantiate(&ex, graphs[g], NULL, NULL, 0);
 		if (e == hipSuccess) {
 			if (atomic_load(&x_state[x]) == 1)
 				hipGraphExecDestroy(execs[x]);
