@@ -51,6 +51,7 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <link.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -63,6 +64,7 @@
 #define MAXQ 16
 #define MAXG 16
 #define TURN_MS 250
+#define SETTLE_MS 300 /* the drain: no marker for this long first */
 #define FORK_BOUND_S 20 /* a fork op's child: its alarm() */
 
 enum { K_NONE, K_BIN, K_TL, K_TLBIN, K_TLBINP, K_SYNC };
@@ -88,6 +90,7 @@ static hipExternalSemaphore_t sem[MAXSEM];
 static int sem_kind[MAXSEM];
 static uint32_t sem_so[MAXSEM]; /* producer's sync object, 0 for sync_file */
 static atomic_int sem_state[MAXSEM]; /* 0 never, 1 live, 2 destroyed */
+static atomic_int sem_pub[MAXSEM];   /* sem_kind and sem_so written (snapshots) */
 static char bogus[MAXSEM][64];
 
 /* streams */
@@ -224,6 +227,8 @@ static void faults_setup(void)
 	unsigned long long seed;
 	unsigned pm;
 
+	if (getenv("HXWORK_MUTANT") && !shim_hi)
+		dl_iterate_phdr(find_shim, NULL);
 	if (!f || sscanf(f, "%llu:%u", &seed, &pm) != 2 || !pm)
 		return;
 	fault_permille = pm > 1000 ? 1000 : pm;
@@ -346,8 +351,41 @@ int drmSyncobjImportSyncFile(int fd, uint32_t handle, int sync_file_fd)
 									     sync_file_fd);
 }
 
+/* HXWORK_MUTANT (a seeded defect, to show that the model's properties
+ * fail): the shim's signal ioctls are changed as a defective shim would
+ * make them.  "delay": each issued 1.7 s late (stream-order, sync-order,
+ * signal-live); "drop": the first one dropped, answered 0 (stream-order,
+ * exit-lost, stuck); "bump": timeline points 5 higher (phantom-signal);
+ * "pollonly": the first one dropped in poll-mode processes only (differ). */
+static atomic_bool mutant_on; /* from the program's start (not the warm-up) */
+
+static const char *mutant(const void *ra)
+{
+	static const char *m;
+	static atomic_bool dropped;
+
+	if ((uintptr_t)ra < shim_lo || (uintptr_t)ra >= shim_hi || !atomic_load(&mutant_on))
+		return NULL;
+	if (!m)
+		m = getenv("HXWORK_MUTANT") ? getenv("HXWORK_MUTANT") : "";
+	if (!strcmp(m, "delay")) {
+		sleep_ms(1700);
+		return NULL;
+	}
+	if (!strcmp(m, "drop") || (!strcmp(m, "pollonly") && getenv("HIPEXTSEM_SIGNAL_MODE") &&
+				    !strcmp(getenv("HIPEXTSEM_SIGNAL_MODE"), "poll")))
+		return atomic_exchange(&dropped, true) ? NULL : m;
+	if (!strcmp(m, "pollonly"))
+		return NULL;
+	return *m ? m : NULL;
+}
+
 int drmSyncobjSignal(int fd, const uint32_t *handles, uint32_t count)
 {
+	const char *mu = mutant(RA);
+
+	if (mu && strcmp(mu, "bump"))
+		return 0;
 	if (drm_fault("signal", RA))
 		return -EIO;
 	return NEXT(N_SIGNAL, int (*)(int, const uint32_t *, uint32_t))(fd, handles,
@@ -356,6 +394,16 @@ int drmSyncobjSignal(int fd, const uint32_t *handles, uint32_t count)
 
 int drmSyncobjTimelineSignal(int fd, const uint32_t *handles, uint64_t *points, uint32_t count)
 {
+	const char *mu = mutant(RA);
+	uint64_t bumped[8];
+
+	if (mu && strcmp(mu, "bump"))
+		return 0;
+	if (mu && count <= 8) {
+		for (uint32_t i = 0; i < count; i++)
+			bumped[i] = points[i] + 5;
+		points = bumped;
+	}
 	if (drm_fault("timeline-signal", RA))
 		return -EIO;
 	return NEXT(N_TLSIGNAL,
@@ -416,6 +464,37 @@ static uint64_t query_so(uint32_t h)
 	if (drmSyncobjQuery(pdrm, &h, &v, 1))
 		return (uint64_t)-1;
 	return v;
+}
+
+/* ---- snapshots -------------------------------------------------------
+ * What every semaphore's sync object holds now, as the model's
+ * observation across semaphores: " S:V" per sync object the producer
+ * holds (V: the timeline's point, or for a binary one 1 signaled / 0
+ * not), after " t=MS" (ms since the program started). */
+static int64_t t_start;
+
+static void snap(char *buf, size_t n)
+{
+	size_t k = (size_t)snprintf(buf, n, " t=%lld", (long long)((now_ns() - t_start) / 1000000));
+
+	for (int s = 0; s < MAXSEM && k + 24 < n; s++) {
+		uint32_t h;
+		long long v;
+
+		if (!atomic_load_explicit(&sem_pub[s], memory_order_acquire))
+			continue;
+		h = sem_so[s];
+		if (!h)
+			continue;
+		if (sem_kind[s] == K_BIN) {
+			v = drmSyncobjWait(pdrm, &h, 1, 0, DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
+					   NULL) == 0;
+		} else {
+			uint64_t p = query_so(h);
+			v = p == (uint64_t)-1 ? -1LL : (long long)p;
+		}
+		k += (size_t)snprintf(buf + k, n - k, " %d:%lld", s, v);
+	}
 }
 
 /* ---- arguments ------------------------------------------------------ */
@@ -502,9 +581,12 @@ static void mark_run(struct mark *m)
 	if (atomic_load(&exiting))
 		return;
 	pre = next_seq();
+	char sn[400];
+
 	if (m->s >= 0 && sem_so[m->s] && sem_kind[m->s] != K_BIN)
 		v = query_so(sem_so[m->s]);
-	wlog("M %d %lld %lu", m->op, v == (uint64_t)-1 ? -1LL : (long long)v, pre);
+	snap(sn, sizeof(sn));
+	wlog("M %d %lld %lu%s", m->op, v == (uint64_t)-1 ? -1LL : (long long)v, pre, sn);
 	atomic_fetch_add(&marks_done, 1);
 }
 
@@ -558,6 +640,8 @@ static void rlog(int opi, hipError_t rc, unsigned long pre, int cs, int live, in
 	wlog("R %d %d %lu %d %d %d", opi, (int)rc, pre, cs, live, l1 > l0 ? 1 : 0);
 }
 
+static void watch_send(int s, uint32_t h);
+
 static void op_import(int opi, const struct op *o)
 {
 	int s = semarg(o, 0), kind, fd = -1;
@@ -595,6 +679,9 @@ static void op_import(int opi, const struct op *o)
 	}
 	sem_kind[s] = kind;
 	sem_so[s] = h;
+	atomic_store_explicit(&sem_pub[s], 1, memory_order_release); /* for snap() */
+	if (h)
+		watch_send(s, h);
 	{
 		test_desc d;
 		memset(&d, 0, sizeof(d));
@@ -613,6 +700,106 @@ static void op_import(int opi, const struct op *o)
 	rlog(opi, e, pre, -1, -1, l0);
 }
 
+/* HXWORK_WATCH_FD: a socket of the runner's, which keeps every sync
+ * object of the program (an fd of each, sent here) past the process's
+ * end and reads what they hold once it is gone (the after-exit check). */
+static int watch_fd = -1;
+
+static void watch_send(int s, uint32_t h)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct msghdr mh;
+	struct iovec iov;
+	struct cmsghdr *c;
+	int fd, one = s;
+
+	if (watch_fd < 0 || drmSyncobjHandleToFD(pdrm, h, &fd))
+		return;
+	memset(&mh, 0, sizeof(mh));
+	memset(cbuf, 0, sizeof(cbuf));
+	iov.iov_base = &one;
+	iov.iov_len = sizeof(one);
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = cbuf;
+	mh.msg_controllen = sizeof(cbuf);
+	c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	if (sendmsg(watch_fd, &mh, MSG_NOSIGNAL) < 0)
+		wlog("F watch send: %s", strerror(errno));
+	close(fd);
+}
+
+/* The "proc" argument: the call through the pointer hipGetProcAddress
+ * hands out (6.x; 5.2 has no hipGetProcAddress: the direct call). */
+static hipError_t sigwait_proc(hipExternalSemaphore_t h, uint64_t v, hipStream_t st,
+			       bool is_signal)
+{
+#if HX_TEST_ABI == 6
+	typedef hipError_t (*sig_fn)(const hipExternalSemaphore_t *,
+				     const hipExternalSemaphoreSignalParams *, unsigned, hipStream_t);
+	typedef hipError_t (*wait_fn)(const hipExternalSemaphore_t *,
+				      const hipExternalSemaphoreWaitParams *, unsigned, hipStream_t);
+	void *fn = NULL;
+
+	if (hipGetProcAddress(is_signal ? "hipSignalExternalSemaphoresAsync"
+					: "hipWaitExternalSemaphoresAsync",
+			      &fn, 600, 0, NULL) != hipSuccess || !fn)
+		die("hipGetProcAddress of the semaphore calls failed");
+	if (is_signal) {
+		test_signal_params p;
+
+		memset(&p, 0, sizeof(p));
+		p.params.fence.value = v;
+		return ((sig_fn)fn)(&h, (const hipExternalSemaphoreSignalParams *)&p, 1, st);
+	} else {
+		test_wait_params p;
+
+		memset(&p, 0, sizeof(p));
+		p.params.fence.value = v;
+		return ((wait_fn)fn)(&h, (const hipExternalSemaphoreWaitParams *)&p, 1, st);
+	}
+#else
+	return is_signal ? signal1(h, v, st) : wait1(h, v, st);
+#endif
+}
+
+/* The "dl" argument: the call through dlsym() of the runtime's own
+ * library handle (dlopen of its soname, RTLD_NOLOAD), as a loader that
+ * binds the runtime by hand does (docs/interposition.md). */
+static hipError_t sigwait_dl(hipExternalSemaphore_t h, uint64_t v, hipStream_t st,
+			     bool is_signal)
+{
+	typedef hipError_t (*fn_t)(const hipExternalSemaphore_t *, const void *, unsigned,
+				   hipStream_t);
+	static const char *const soname[] = { "libamdhip64.so.6", "libamdhip64.so.5",
+					      "libamdhip64.so.7", "libamdhip64.so" };
+	void *lib = NULL, *fn;
+	union {
+		test_signal_params s;
+		test_wait_params w;
+	} p;
+
+	for (unsigned i = 0; i < sizeof(soname) / sizeof(soname[0]) && !lib; i++)
+		lib = dlopen(soname[i], RTLD_NOW | RTLD_NOLOAD);
+	if (!lib)
+		die("dl: the runtime's library is not loaded under a known soname");
+	fn = dlsym(lib, is_signal ? "hipSignalExternalSemaphoresAsync"
+				  : "hipWaitExternalSemaphoresAsync");
+	dlclose(lib);
+	if (!fn)
+		die("dl: dlsym of the semaphore calls failed");
+	memset(&p, 0, sizeof(p));
+	if (is_signal)
+		p.s.params.fence.value = v;
+	else
+		p.w.params.fence.value = v;
+	return ((fn_t)fn)(&h, &p, 1, st);
+}
+
 static void op_sigwait(int opi, const struct op *o, bool is_signal)
 {
 	int s = semarg(o, 0), live, cs, armed;
@@ -623,11 +810,19 @@ static void op_sigwait(int opi, const struct op *o, bool is_signal)
 	int64_t l0;
 	hipError_t e;
 
+	bool proc = o->na > 3 && !strcmp(o->a[3], "proc");
+	bool dl = o->na > 3 && !strcmp(o->a[3], "dl");
+
 	cs = live == 0 || live == -2 ? -1 : capture_status(st);
 	l0 = shimlog_size();
 	armed = rt_fault_arm();
 	pre = next_seq();
-	e = is_signal ? signal1(h, v, st) : wait1(h, v, st);
+	if (proc)
+		e = sigwait_proc(h, v, st, is_signal);
+	else if (dl)
+		e = sigwait_dl(h, v, st, is_signal);
+	else
+		e = is_signal ? signal1(h, v, st) : wait1(h, v, st);
 	rlog(opi, e, pre, cs, live, l0);
 	rt_fault_done(opi, armed);
 	if (e == hipSuccess)
@@ -695,6 +890,16 @@ static void op_stream(int opi, const struct op *o, int me)
 		pre = next_seq();
 		rlog(opi, hipSuccess, pre, cs, live, l0);
 		add_marker(opi, -1, st, cs, live);
+	} else if (!strcmp(o->name, "ssync")) {
+		char sn[400];
+		int armed = rt_fault_arm();
+
+		pre = next_seq();
+		e = hipStreamSynchronize(st);
+		snap(sn, sizeof(sn));
+		rlog(opi, e, pre, cs, live, l0);
+		rt_fault_done(opi, armed);
+		wlog("SY %d%s", opi, sn);
 	} else if (!strcmp(o->name, "cquery")) {
 		pre = next_seq();
 		e = hipStreamQuery(st);
@@ -817,7 +1022,10 @@ static void op_graph(int opi, const struct op *o)
 			return;
 		}
 		pre = next_seq();
-		e = hipGraphInstantiate(&ex, graphs[g], NULL, NULL, 0);
+		if (o->na > 2 && !strcmp(o->a[2], "flags"))
+			e = hipGraphInstantiateWithFlags(&ex, graphs[g], 0);
+		else
+			e = hipGraphInstantiate(&ex, graphs[g], NULL, NULL, 0);
 		if (e == hipSuccess) {
 			if (atomic_load(&x_state[x]) == 1)
 				hipGraphExecDestroy(execs[x]);
@@ -838,6 +1046,8 @@ static void op_graph(int opi, const struct op *o)
 		e = hipGraphLaunch(execs[x], st);
 		rlog(opi, e, pre, cs, live, l0);
 		rt_fault_done(opi, armed);
+		if (e == hipSuccess)
+			add_marker(opi, -1, st, cs, live); /* the launch's end, in stream order */
 	} else if (!strcmp(o->name, "gxdestroy")) {
 		int x = slot(o, 0, MAXG);
 		if (atomic_load(&x_state[x]) != 1) {
@@ -988,7 +1198,14 @@ static __attribute__((noreturn)) void fork_child(int opi)
 		fork_fail(opi, FK_SIGNAL, e);
 	if (so_wait(drm, h, 0, bound / 1000000))
 		fork_fail(opi, FK_SIGNALED, -ETIME);
+	/* On the host-blocking path (HIPEXTSEM_HOST_WAIT=1) a wait blocks
+	 * this thread until it holds: the raw signal comes first there. */
+	const char *hw = getenv("HIPEXTSEM_HOST_WAIT");
+	bool hostwait = hw && atoi(hw) == 1;
+
 	for (int i = 1; i <= 2; i++) {
+		if (i == 2 && hostwait && drmSyncobjSignal(drm, &h, 1))
+			fork_fail(opi, FK_PSIG, -errno);
 		e = wait1(s, 0, st);
 		if (e != hipSuccess)
 			fork_fail(opi, FK_WAIT, e);
@@ -999,9 +1216,9 @@ static __attribute__((noreturn)) void fork_child(int opi)
 			fork_fail(opi, FK_CONSUMED, atomic_load(&fork_marks));
 	}
 	sleep_ms(50);
-	if (atomic_load(&fork_marks) != 1)
+	if (!hostwait && atomic_load(&fork_marks) != 1)
 		fork_fail(opi, FK_EARLY, atomic_load(&fork_marks));
-	if (drmSyncobjSignal(drm, &h, 1))
+	if (!hostwait && drmSyncobjSignal(drm, &h, 1))
 		fork_fail(opi, FK_PSIG, -errno);
 	if (!fork_marks_reach(2, now_ns() + bound))
 		fork_fail(opi, FK_PASSED, atomic_load(&fork_marks));
@@ -1475,6 +1692,10 @@ static void end_own_captures(int me)
 		}
 }
 
+static atomic_int tended[MAXT + 2]; /* 1 ended by a tend op, 2 joined */
+static atomic_bool snap_stop;
+static pthread_t th[MAXT + 2];
+
 static void *thread_main(void *arg)
 {
 	int me = (int)(intptr_t)arg;
@@ -1492,8 +1713,25 @@ static void *thread_main(void *arg)
 			forks_close();
 			atomic_store(&faults_on, false);
 			atomic_store(&exiting, true);
-			wlog("X exit");
+			{
+				char sn[400];
+
+				snap(sn, sizeof(sn));
+				wlog("X exit%s", sn);
+			}
 			exit(0);
+		}
+		if (!strcmp(ops[i].name, "tend") && me >= 1 && me <= nworkers) {
+			/* the worker ends here (its last op): the runtime's
+			 * teardown of its hipStreamPerThread runs in its exit;
+			 * the snapshot thread joins it and logs TE */
+			unsigned long pre = next_seq();
+
+			wlog("R %d 0 %lu -1 -1 0", i, pre);
+			end_own_captures(me);
+			atomic_store(&tended[me], 1);
+			turn_done(i);
+			return NULL;
 		}
 		cur_op = i;
 		run_op(i, me);
@@ -1518,6 +1756,19 @@ static void *producer_main(void *arg)
 	while (!all_released() && !stalled() && !atomic_load(&producer_stop))
 		sleep_ms(5);
 	if (drain_mode && !atomic_load(&producer_stop)) {
+		/* Settled: no marker ran for SETTLE_MS (at most 3 s); what the
+		 * program reached without the drain (hxwork's differential
+		 * check compares it across the modes). */
+		char sn[400];
+		int64_t until = now_ns() + 3000000000LL;
+		int m0;
+
+		do {
+			m0 = atomic_load(&marks_done);
+			sleep_ms(SETTLE_MS);
+		} while (m0 != atomic_load(&marks_done) && now_ns() < until);
+		snap(sn, sizeof(sn));
+		wlog("D settled%s", sn);
 		atomic_store(&faults_on, false);
 		wlog("D drain");
 		atomic_store(&drain_on, true);
@@ -1540,6 +1791,37 @@ static void *producer_main(void *arg)
 			}
 		}
 		sleep_ms(10);
+	}
+	return NULL;
+}
+
+/* Every SNAP_MS a snapshot (SN), for the model's liveness bounds, until
+ * the drain or the process's end. */
+#define SNAP_MS 50
+static void *snap_main(void *arg)
+{
+	char sn[400];
+
+	(void)arg;
+	for (;;) {
+		bool more = !atomic_load(&exiting) && !atomic_load(&drain_on) &&
+			    !atomic_load(&producer_stop);
+
+		for (int t = 1; t <= nworkers; t++)
+			if (atomic_load(&tended[t]) == 1 && !pthread_tryjoin_np(th[t], NULL)) {
+				atomic_store(&tended[t], 2);
+				snap(sn, sizeof(sn));
+				wlog("TE %d%s", t, sn);
+			}
+		if (atomic_load(&snap_stop))
+			break;
+		if (more) {
+			snap(sn, sizeof(sn));
+			wlog("SN%s", sn);
+		}
+		if (atomic_load(&exiting))
+			break;
+		sleep_ms(SNAP_MS);
 	}
 	return NULL;
 }
@@ -1599,6 +1881,13 @@ static void parse(const char *path)
 			die("line %d: thread T%d but threads %d", ops[i].line, ops[i].thread,
 			    nworkers);
 	}
+	for (int i = 0; i < nops; i++)
+		for (int j = i + 1; j < nops && !strcmp(ops[i].name, "tend"); j++)
+			if (ops[j].thread == ops[i].thread)
+				die("line %d: an op of T%d after its tend", ops[j].line, ops[i].thread);
+	for (int i = 0; i < nops; i++)
+		if (!strcmp(ops[i].name, "tend") && (ops[i].thread < 1 || ops[i].thread > nworkers))
+			die("line %d: tend is a worker's", ops[i].line);
 	for (int i = 0; i + 1 < nops; i++)
 		if (!strcmp(ops[i].name, "end") || !strcmp(ops[i].name, "exit"))
 			die("line %d: only the last op may be an end or an exit", ops[i].line);
@@ -1670,7 +1959,7 @@ static int settle_stats(struct hx_stats_view *out)
 
 int main(int argc, char **argv)
 {
-	pthread_t th[MAXT + 2], wt;
+	pthread_t wt, snt;
 	bool drain;
 	int fds0, fds1;
 
@@ -1688,6 +1977,9 @@ int main(int argc, char **argv)
 		!strcmp(ops[nops - 1].a[0], "drain");
 	drain_mode = drain;
 	pdrm = drm_open();
+	if (getenv("HXWORK_WATCH_FD"))
+		watch_fd = atoi(getenv("HXWORK_WATCH_FD"));
+	t_start = now_ns();
 	faults_setup();
 	for (int s = 0; s < MAXSEM; s++)
 		snprintf(bogus[s], sizeof(bogus[s]), "not a semaphore %d", s);
@@ -1701,6 +1993,7 @@ int main(int argc, char **argv)
 	}
 	fds0 = count_fds();
 	wlog("D start fds %d workers %d ops %d", fds0, nworkers, nops);
+	atomic_store(&mutant_on, true);
 	if (fault_permille)
 		atomic_store(&faults_on, true);
 
@@ -1708,6 +2001,8 @@ int main(int argc, char **argv)
 		if (pthread_create(&th[t], NULL, t == nworkers + 1 ? producer_main : thread_main,
 				   (void *)(intptr_t)t))
 			die("pthread_create");
+	if (pthread_create(&snt, NULL, snap_main, NULL))
+		die("pthread_create");
 	thread_main((void *)(intptr_t)0);
 	if (!strcmp(ops[nops - 1].name, "exit")) {
 		/* T0's ops have run; a worker's exit ends the process */
@@ -1720,7 +2015,12 @@ int main(int argc, char **argv)
 		forks_close();
 		atomic_store(&faults_on, false);
 		atomic_store(&exiting, true);
-		wlog("X return");
+		{
+			char sn[400];
+
+			snap(sn, sizeof(sn));
+			wlog("X return%s", sn);
+		}
 		return 0; /* with whatever is pending: docs/streams.md, exit */
 	}
 
@@ -1750,8 +2050,28 @@ int main(int argc, char **argv)
 			wlog("D stuck %d", i);
 	forks_close();
 	atomic_store(&cleanup_go, true);
+	/* the snapshot thread ends here, once every tended worker is joined
+	 * (within 10 s: a thread whose end does not come is logged) */
+	for (int64_t until = now_ns() + 10000000000LL;;) {
+		bool left = false;
+
+		for (int t = 1; t <= nworkers; t++)
+			left |= atomic_load(&tended[t]) == 1;
+		if (!left)
+			break;
+		if (now_ns() > until) {
+			for (int t = 1; t <= nworkers; t++)
+				if (atomic_load(&tended[t]) == 1)
+					wlog("D thread-end-stuck %d", t);
+			break;
+		}
+		sleep_ms(5);
+	}
+	atomic_store(&snap_stop, true);
+	pthread_join(snt, NULL);
 	for (int t = 1; t <= nworkers; t++)
-		pthread_join(th[t], NULL);
+		if (!atomic_load(&tended[t]))
+			pthread_join(th[t], NULL);
 	end_own_captures(0);
 	for (int x = 0; x < MAXG; x++)
 		if (atomic_load(&x_state[x]) == 1)
