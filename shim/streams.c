@@ -318,7 +318,8 @@ static thread_atexit_fn *thread_atexit_real(void)
 	return f;
 }
 
-static int register_exit_hook(void)
+/* The global scope's definition (see global_thread_atexit). */
+static thread_atexit_fn *global_thread_atexit_get(void)
 {
 	thread_atexit_fn *f = atomic_load_explicit(&global_thread_atexit, memory_order_acquire);
 
@@ -338,6 +339,28 @@ static int register_exit_hook(void)
 			f = thread_atexit_real();
 		atomic_store_explicit(&global_thread_atexit, f, memory_order_release);
 	}
+	return f;
+}
+
+/*
+ * Both lookups, made once when the library loads.  Made lazily, the first
+ * would happen inside the runtime's registration of a thread_local (the
+ * shim's __cxa_thread_atexit_impl below, called with the runtime's own
+ * lock held), and a lookup takes glibc's loader lock: a dlopen'd
+ * constructor that forks holds the loader lock and waits in the
+ * runtime's fork handler for the runtime's lock, a deadlock.  In a
+ * constructor the loader lock is this thread's already.
+ */
+__attribute__((constructor)) static void exit_lookups(void)
+{
+	(void)thread_atexit_real();
+	(void)global_thread_atexit_get();
+}
+
+static int register_exit_hook(void)
+{
+	thread_atexit_fn *f = global_thread_atexit_get();
+
 	/* The shim's own definition forwards exit_hook without registering
 	 * it again. */
 	return f ? f(exit_hook, NULL, &__dso_handle) : -1;
