@@ -575,8 +575,19 @@ static bool gw_vals_same(const struct gw_vals *a, const struct gw_vals *b)
  * changed stays pending, said once. */
 static void gw_carry_armed_locked(struct gexec *old, struct gexec *nx, hipGraphExec_t exec)
 {
-	if (!old || !nx || old->n != nx->n)
+	if (!old)
 		return;
+	if (!nx || old->n != nx->n) {
+		for (unsigned i = 0; i < old->n; i++)
+			if (old->e[i].armed) {
+				hx_warn("hipGraphExecUpdate: exec %p had a wait queued for a launch the "
+					"runtime refused; the new graph's wait nodes differ, so that "
+					"wait stays pending and takes a signal of its semaphore",
+					(void *)exec);
+				old->e[i].armed = false;
+			}
+		return;
+	}
 	for (unsigned i = 0; i < nx->n; i++) {
 		struct gexec_entry *o = &old->e[i], *e = &nx->e[i];
 

@@ -259,13 +259,17 @@ __thread bool hx_rt_thread_ready __attribute__((tls_model("initial-exec")));
 
 /* runtime.h.  hipGetDevice: every release makes the thread's state in it
  * (clr HIP_INIT_API and HIP_RETURN use hip::tls), it touches no stream and
- * no capture, and it cannot fail in a way that matters here. */
+ * no capture, and it cannot fail in a way that matters here.  After the
+ * process's device probe (probe_device, whose first answer a runtime
+ * without a device must keep giving), and only with a device: without one
+ * every call goes to the runtime unchanged and no lock of the shim's is
+ * taken around a runtime call. */
 void hx_runtime_thread_prepare_slow(void)
 {
 	int dev;
 
 	hx_rt_thread_ready = true;
-	if (hx_runtime_init() && hx_rt.GetDevice)
+	if (hx_runtime_init() && hx_runtime_usable() && hx_rt.GetDevice)
 		(void)hx_rt.GetDevice(&dev);
 }
 

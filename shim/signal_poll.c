@@ -198,8 +198,8 @@ static int64_t clamp64(int64_t v, int64_t lo, int64_t hi)
  * back to *done, in order.  Returns the age base of the oldest one left. */
 static void scan_locked(struct poll_rec **done, struct poll_rec ***done_tail)
 {
-	uintptr_t blocked[MAX_BLOCKED];
-	unsigned nblocked = 0;
+	uintptr_t blocked_local[MAX_BLOCKED], *blocked = blocked_local;
+	unsigned nblocked = 0, cap = MAX_BLOCKED;
 	struct poll_rec **pp = &P.head, *r;
 
 	P.tail = NULL;
@@ -214,7 +214,7 @@ static void scan_locked(struct poll_rec **done, struct poll_rec ***done_tail)
 		 * the answer.  Holding every record once the table is full
 		 * would hold a reached signal that the held streams wait for:
 		 * a deadlock. */
-		if (!held && nblocked == MAX_BLOCKED)
+		if (!held && nblocked == cap)
 			for (struct poll_rec *t = P.head; t != r && !held; t = t->next)
 				held = t->key == r->key;
 		if (!held &&
@@ -225,11 +225,26 @@ static void scan_locked(struct poll_rec **done, struct poll_rec ***done_tail)
 			*done_tail = &r->next;
 			continue;
 		}
-		if (!held && nblocked < MAX_BLOCKED)
+		if (!held && nblocked == cap) {
+			/* More held streams: a larger table, so that the walk
+			 * above stays the answer of a failed allocation only. */
+			uintptr_t *more = malloc(2 * cap * sizeof(*more));
+
+			if (more) {
+				memcpy(more, blocked, nblocked * sizeof(*more));
+				if (blocked != blocked_local)
+					free(blocked);
+				blocked = more;
+				cap *= 2;
+			}
+		}
+		if (!held && nblocked < cap)
 			blocked[nblocked++] = r->key;
 		P.tail = r;
 		pp = &r->next;
 	}
+	if (blocked != blocked_local)
+		free(blocked);
 }
 
 /* The records of `done` (n of them, run) go back to the free list. */

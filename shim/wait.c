@@ -147,6 +147,15 @@ static void at_exit(void)
  * thread's per-thread stream. */
 static void exit_release_hook(void)
 {
+	static atomic_bool ran;
+
+	/* Once: the hook is registered again after each thread_local
+	 * registration of the main thread (streams.c), so it may be several
+	 * entries of that thread's destructor list.  A later entry runs
+	 * after destructors of the program's that may have enqueued waits
+	 * of their own, which must wait for their semaphores. */
+	if (atomic_exchange(&ran, true))
+		return;
 	exit_release(false);
 }
 

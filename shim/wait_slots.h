@@ -17,7 +17,8 @@
  * when the runtime has none. */
 void *hx_slot_memory(enum slot_kind kind);
 /* Under the registry lock: hands `mem` from hx_slot_memory to the pool
- * (0), or frees it and fails (-ENOMEM). */
+ * (0), or fails (-ENOMEM: the pool's bookkeeping could not grow; `mem`
+ * stays with the runtime, not freed under the lock). */
 int hx_slot_pool_take_locked(enum slot_kind kind, void *mem);
 /* Under the registry lock: a free slot, its index and the generation a
  * wait on it waits for.  -EAGAIN: the pool needs memory (hx_slot_memory,

@@ -156,8 +156,8 @@ MUTANTS = [
               "hangs on a wait pending on hipStreamPerThread",
          drm=r"^streams\.abi6\.exit-fork-worker$"),
     dict(name="thread-state-in-guard", file="shim/runtime.c",
-         edits=[("\thx_rt_thread_ready = true;\n\tif (hx_runtime_init() && hx_rt.GetDevice)",
-                 "\thx_rt_thread_ready = true;\n\tif (0 && hx_runtime_init() && hx_rt.GetDevice)")],
+         edits=[("\thx_rt_thread_ready = true;\n\tif (hx_runtime_init() && hx_runtime_usable() && hx_rt.GetDevice)",
+                 "\thx_rt_thread_ready = true;\n\tif (0 && hx_runtime_init() && hx_runtime_usable() && hx_rt.GetDevice)")],
          desc="a thread's runtime state is made inside the capture guard: a fork from a "
               "dlopen'd constructor deadlocks",
          drm=r"^streams\.abi6\.fork-ctor-(signal|wait)$"),
@@ -167,10 +167,12 @@ MUTANTS = [
               "signaling holds exit() up for ever",
          drm=r"^shim-poll\.abi[56]\.poll-exit-busy$"),
     dict(name="poll-held-table-full", file="shim/signal_poll.c",
-         edits=[("\t\tif (!held && nblocked == MAX_BLOCKED)\n"
+         edits=[("\t\tif (!held && nblocked == cap)\n"
                  "\t\t\tfor (struct poll_rec *t = P.head; t != r && !held; t = t->next)\n"
                  "\t\t\t\theld = t->key == r->key;\n",
-                 "\t\tif (!held && nblocked == MAX_BLOCKED)\n\t\t\theld = true;\n")],
+                 "\t\tif (!held && nblocked == MAX_BLOCKED)\n\t\t\theld = true;\n"),
+                ("\t\t\tuintptr_t *more = malloc(2 * cap * sizeof(*more));\n",
+                 "\t\t\tuintptr_t *more = NULL;\n")],
          desc="once 64 streams hold poll signals, a reached signal of any other stream is held "
               "too (a deadlock when they wait for it)",
          drm=r"^shim-poll\.abi[56]\.poll-many-held$"),

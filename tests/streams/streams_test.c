@@ -309,6 +309,32 @@ __attribute__((destructor)) static void exit_time_dtor(void)
 		exit_time_wait();
 }
 
+/* The same wait from a C++ thread_local's destructor (registered as
+ * libstdc++ does, after the runtime's own); the check runs in an atexit
+ * handler, after every thread_local destructor. */
+extern int __cxa_thread_atexit_impl(void (*fn)(void *), void *obj, void *dso);
+extern void *__dso_handle;
+
+static void exit_tls_dtor(void *unused)
+{
+	(void)unused;
+	HIPCHECK(wait1(xw.s, 0, xw.st));
+	mark(xw.st, xw.flag, 1);
+}
+
+static void exit_tls_check(void)
+{
+	sleep_ms(300);
+	if (load64(xw.flag)) {
+		fprintf(stderr, "FAIL: a wait enqueued by a thread_local destructor passed before "
+			"its semaphore was signaled\n");
+		_exit(1);
+	}
+	so_signal(xw.drm, xw.h, 0);
+	HIPCHECK(hipStreamSynchronize(xw.st));
+	_exit(load64(xw.flag) == 1 ? 0 : 1);
+}
+
 /* The child: a wait that is never satisfied, then the end of the process. */
 static int child(const char *how)
 {
@@ -357,6 +383,12 @@ static int child(const char *how)
 		 * shim's release runs at the start of exit(); the handler,
 		 * registered after the shim's, runs before it. */
 		HIPCHECK(wait1(s, 1, hipStreamPerThread));
+		if (strstr(how, "tls")) {
+			CHECK(__cxa_thread_atexit_impl(exit_tls_dtor, NULL, &__dso_handle) == 0,
+			      "__cxa_thread_atexit_impl");
+			atexit(exit_tls_check);
+			return 0;
+		}
 		atexit(exit_time_wait);
 		return 0;
 	}
@@ -512,6 +544,11 @@ static void exit_late_wait_atexit(void)
 static void exit_late_wait_dtor(void)
 {
 	exit_pending("late-wait-dtor");
+}
+
+static void exit_late_wait_tls(void)
+{
+	exit_pending("late-wait-tls");
 }
 
 /* A child forked by a worker thread that had made semaphore calls: the
@@ -691,6 +728,7 @@ static const struct {
 	{ "exit-graph-worker-return", exit_graph_worker_return },
 	{ "exit-late-wait-atexit", exit_late_wait_atexit },
 	{ "exit-late-wait-dtor", exit_late_wait_dtor },
+	{ "exit-late-wait-tls", exit_late_wait_tls },
 	{ "exit-fork-worker", exit_fork_worker },
 	{ "exit-lock-held", exit_lock_held },
 	{ "thread-exit-keeps", thread_exit_keeps },
