@@ -247,16 +247,33 @@ static void scan_locked(struct poll_rec **done, struct poll_rec ***done_tail)
 		free(blocked);
 }
 
-/* The records of `done` (n of them, run) go back to the free list. */
-static void done_locked(struct poll_rec *done, struct poll_rec **done_tail, uint64_t n,
-			uint64_t pend_sum)
+/* With run_lock and the lock held: runs every reached record (the lock
+ * dropped meanwhile, run_lock kept, so that the thread and a flush take
+ * turns) and gives the records back.  Returns how many ran. */
+static uint64_t run_reached_locked(void)
 {
+	struct poll_rec *done = NULL, **done_tail = &done;
+	uint64_t n = 0, pend_sum = 0;
+	int64_t now;
+
+	scan_locked(&done, &done_tail);
+	if (!done)
+		return 0;
+	pthread_mutex_unlock(&P.lock);
+	now = hx_now_ns();
+	for (struct poll_rec *r = done; r; r = r->next) {
+		pend_sum += (uint64_t)(now - r->submit_ns);
+		r->run(r->arg);
+		n++;
+	}
+	pthread_mutex_lock(&P.lock);
 	*done_tail = P.free_recs;
 	P.free_recs = done;
 	P.signaled += n;
 	P.npending -= n;
 	P.pending_ns_sum += pend_sum;
 	pthread_cond_broadcast(&P.progress);
+	return n;
 }
 
 static void *poll_thread(void *unused)
@@ -267,8 +284,6 @@ static void *poll_thread(void *unused)
 	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	pthread_mutex_lock(&P.lock);
 	for (;;) {
-		struct poll_rec *done = NULL, **done_tail = &done;
-		uint64_t n = 0, pend_sum = 0;
 		int64_t now;
 
 		if (P.stop)
@@ -286,18 +301,7 @@ static void *poll_thread(void *unused)
 		pthread_mutex_unlock(&P.lock);
 		pthread_mutex_lock(&P.run_lock);
 		pthread_mutex_lock(&P.lock);
-		scan_locked(&done, &done_tail);
-		if (done) {
-			pthread_mutex_unlock(&P.lock);
-			now = hx_now_ns();
-			for (struct poll_rec *r = done; r; r = r->next) {
-				pend_sum += (uint64_t)(now - r->submit_ns);
-				r->run(r->arg);
-				n++;
-			}
-			pthread_mutex_lock(&P.lock);
-			done_locked(done, done_tail, n, pend_sum);
-		}
+		(void)run_reached_locked();
 		pthread_mutex_unlock(&P.run_lock);
 		/* A flush may have taken every record meanwhile. */
 		if (!P.head || P.stop)
@@ -496,31 +500,11 @@ hipError_t hx_poll_signal(hipStream_t stream, void (*run)(void *), void *arg)
  * rather than at the poll thread's next look. */
 void hx_poll_flush(void)
 {
-	struct poll_rec *done = NULL, **done_tail = &done;
-	uint64_t n = 0, pend_sum = 0;
-	int64_t now;
-
 	if (!atomic_load_explicit(&poll_used, memory_order_acquire))
 		return;
 	pthread_mutex_lock(&P.run_lock);
 	pthread_mutex_lock(&P.lock);
-	if (P.head)
-		scan_locked(&done, &done_tail);
-	if (!done) {
-		pthread_mutex_unlock(&P.lock);
-		pthread_mutex_unlock(&P.run_lock);
-		return;
-	}
-	pthread_mutex_unlock(&P.lock);
-	now = hx_now_ns();
-	for (struct poll_rec *r = done; r; r = r->next) {
-		pend_sum += (uint64_t)(now - r->submit_ns);
-		r->run(r->arg);
-		n++;
-	}
-	pthread_mutex_lock(&P.lock);
-	done_locked(done, done_tail, n, pend_sum);
-	P.flushed += n;
+	P.flushed += run_reached_locked();
 	pthread_mutex_unlock(&P.lock);
 	pthread_mutex_unlock(&P.run_lock);
 }
