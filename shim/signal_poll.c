@@ -130,6 +130,10 @@ static struct {
 	/* stats, under the lock */
 	uint64_t submitted, signaled, npending, wakeups, idle_waits, period_ns, pending_ns_sum;
 	uint64_t flushed; /* of `signaled`, run by a flush */
+	/* Every record run, counted as it runs (`signaled` counts a batch
+	 * once it ended): the exit drain's measure of progress, so that a
+	 * long batch of slow ioctls is not taken for a stall. */
+	uint64_t ran;
 } P = {
 	.run_lock = PTHREAD_MUTEX_INITIALIZER,
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -179,7 +183,7 @@ static void poll_fork_child(void)
 	P.head = P.tail = P.free_recs = NULL;
 	P.started = P.idle = P.stop = P.stopped = P.failed = P.draining = false;
 	P.npending = P.submitted = P.signaled = P.wakeups = P.idle_waits = 0;
-	P.pending_ns_sum = P.period_ns = P.flushed = 0;
+	P.pending_ns_sum = P.period_ns = P.flushed = P.ran = 0;
 }
 
 __attribute__((constructor)) static void poll_register_fork(void)
@@ -265,6 +269,7 @@ static uint64_t run_reached_locked(void)
 		pend_sum += (uint64_t)(now - r->submit_ns);
 		r->run(r->arg);
 		n++;
+		__atomic_add_fetch(&P.ran, 1, __ATOMIC_RELAXED);
 	}
 	pthread_mutex_lock(&P.lock);
 	*done_tail = P.free_recs;
@@ -338,24 +343,39 @@ static void poll_at_exit(void)
 	 * exit cannot keep it waiting for ever; those host functions issue
 	 * the reached records of their streams first (hx_poll_flush). */
 	P.draining = true;
-	last_done = P.signaled;
+	last_done = __atomic_load_n(&P.ran, __ATOMIC_RELAXED);
 	since = hx_now_ns();
 	while (P.head && hx_now_ns() - since < 1000000000LL) {
+		uint64_t ran;
+
 		wait_until(&P.progress, hx_now_ns() + 50000000LL);
-		if (P.signaled != last_done) {
-			last_done = P.signaled;
+		ran = __atomic_load_n(&P.ran, __ATOMIC_RELAXED);
+		if (ran != last_done) {
+			last_done = ran;
 			since = hx_now_ns();
 		}
 	}
-	left = P.npending;
 	pthread_mutex_unlock(&P.lock);
 	hx_poll_get_stats(&st); /* the thread's CPU, while it runs */
 	pthread_mutex_lock(&P.lock);
 	P.stop = true;
 	pthread_cond_signal(&P.wake);
+	/* The thread stops after the batch it is running: wait while that
+	 * batch makes progress, as above. */
+	last_done = __atomic_load_n(&P.ran, __ATOMIC_RELAXED);
 	since = hx_now_ns();
-	while (!P.stopped && hx_now_ns() - since < 1000000000LL)
+	while (!P.stopped && hx_now_ns() - since < 1000000000LL) {
+		uint64_t ran;
+
 		wait_until(&P.progress, hx_now_ns() + 10000000LL);
+		ran = __atomic_load_n(&P.ran, __ATOMIC_RELAXED);
+		if (ran != last_done) {
+			last_done = ran;
+			since = hx_now_ns();
+		}
+	}
+	/* Pending: not run, whether on the list or in a batch cut off. */
+	left = P.npending - (__atomic_load_n(&P.ran, __ATOMIC_RELAXED) - P.signaled);
 	pthread_mutex_unlock(&P.lock);
 	if (left)
 		hx_warn("process exit with %llu poll signal(s) whose streams did not reach them "

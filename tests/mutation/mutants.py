@@ -162,10 +162,16 @@ MUTANTS = [
               "dlopen'd constructor deadlocks",
          drm=r"^streams\.abi6\.fork-ctor-(signal|wait)$"),
     dict(name="poll-exit-waits-new", file="shim/signal_poll.c",
-         edits=[("\tP.draining = true;\n\tlast_done = P.signaled;", "\tlast_done = P.signaled;")],
+         edits=[("\tP.draining = true;\n\tlast_done = __atomic_load_n(&P.ran, __ATOMIC_RELAXED);",
+                 "\tlast_done = __atomic_load_n(&P.ran, __ATOMIC_RELAXED);")],
          desc="the poll thread's exit drain takes new signals too: a thread that goes on "
               "signaling holds exit() up for ever",
          drm=r"^shim-poll\.abi[56]\.poll-exit-busy$"),
+    dict(name="poll-exit-progress-per-batch", file="shim/signal_poll.c",
+         edits=[("\t\tn++;\n\t\t__atomic_add_fetch(&P.ran, 1, __ATOMIC_RELAXED);\n", "\t\tn++;\n")],
+         desc="the poll exit drain sees progress only when a batch ends: a long batch of "
+              "slow ioctls is cut off and its reached signals are lost",
+         drm=r"^shim-poll\.abi[56]\.poll-exit-slow$"),
     dict(name="poll-held-table-full", file="shim/signal_poll.c",
          edits=[("\t\tif (!held && nblocked == cap)\n"
                  "\t\t\tfor (struct poll_rec *t = P.head; t != r && !held; t = t->next)\n"

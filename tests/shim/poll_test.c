@@ -18,6 +18,10 @@
  *   many-held   a signal that 70 streams' held poll signals wait for is
  *               issued (more streams than the scan's table of 64)
  *   exit-busy   exit() while another thread keeps making poll signals ends
+ *   exit-slow   a process that returns from main with 40 poll signals
+ *               pending, each of whose ioctls takes 60 ms (a slow or
+ *               loaded kernel): every one lands, though they are issued
+ *               as one batch that takes longer than the drain's 1 s
  *   paths       a poll signal, then on the same stream a signal the
  *               runtime's callback thread runs (graph node, captured,
  *               direct during a live capture): never issued out of order
@@ -26,6 +30,7 @@
  * "hxsem-poll" exists once a signal was made.
  */
 #include <dirent.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -338,6 +343,73 @@ static void case_exit_child(void)
 	expect_poll_thread();
 }
 
+/* ---- exit while a long batch of signals is being issued ------------------
+ * The exec'd child (exit-slow-child) queues SLOW_N poll signals of one
+ * timeline behind 300 ms of stream work and returns from main; with
+ * HX_TEST_SLOW_SIGNAL_MS set, this executable's drmSyncobjTimelineSignal
+ * (which the shim resolves before libdrm's: the executable exports it)
+ * sleeps that long before each ioctl.  The drain at exit must count
+ * each issued signal as progress, not only a finished batch. */
+#define SLOW_N 40
+
+int drmSyncobjTimelineSignal(int fd, const uint32_t *handles, uint64_t *points,
+			     uint32_t count)
+{
+	static int (*real)(int, const uint32_t *, uint64_t *, uint32_t);
+	const char *ms = getenv("HX_TEST_SLOW_SIGNAL_MS");
+
+	if (!real)
+		real = (int (*)(int, const uint32_t *, uint64_t *, uint32_t))dlsym(
+			RTLD_NEXT, "drmSyncobjTimelineSignal");
+	if (!real)
+		return -ENOSYS;
+	if (ms)
+		sleep_ms(atoi(ms));
+	return real(fd, handles, points, count);
+}
+
+static void case_exit_slow(void)
+{
+	uint32_t h = so_create(drm, false);
+	int fd = so_export(drm, h);
+	char arg[16];
+	uint64_t pt = 0;
+	int64_t t0 = now_ns();
+	int status;
+	pid_t pid;
+
+	snprintf(arg, sizeof(arg), "%d", fd);
+	pid = fork();
+	CHECK(pid >= 0, "fork");
+	if (pid == 0) {
+		fcntl(fd, F_SETFD, 0); /* kept across exec */
+		setenv("HX_TEST_SLOW_SIGNAL_MS", "60", 1);
+		execl(self_exe, self_exe, "exit-slow-child", arg, (char *)NULL);
+		_exit(127);
+	}
+	close(fd);
+	CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x", status);
+	CHECK(drmSyncobjQuery(drm, &h, &pt, 1) == 0, "query");
+	printf("# the child exited %.2f s after its start; point %llu of %d\n",
+	       (now_ns() - t0) / 1e9, (unsigned long long)pt, SLOW_N);
+	CHECK(pt == SLOW_N, "the child returned from main with %d poll signals its stream "
+	      "reached; point %llu landed, not %d", SLOW_N, (unsigned long long)pt, SLOW_N);
+}
+
+static void case_exit_slow_child(void)
+{
+	hipExternalSemaphore_t s = NULL;
+	hipStream_t st;
+
+	HIPCHECK(import_fd(&s, atoi(child_fd), true));
+	HIPCHECK(hipStreamCreate(&st));
+	stream_delay(st, 300000);
+	for (int i = 1; i <= SLOW_N; i++)
+		HIPCHECK(signal1(s, (uint64_t)i, st));
+	expect_poll_thread();
+}
+
 /* ---- more streams held than the scan's table keeps -----------------------
  * 70 streams each hold a poll signal behind a wait for point 1 of X; one
  * more stream's poll signal gives X that point.  That signal must be
@@ -540,6 +612,7 @@ static const struct {
 	{ "paths", case_paths },
 	{ "exit-busy", case_exit_busy },
 	{ "many-held", case_many_held },
+	{ "exit-slow", case_exit_slow }, { "exit-slow-child", case_exit_slow_child },
 	{ "idle", case_idle },	     { "order", case_order }, { "prior-work", case_prior_work },
 	{ "fork", case_fork },	     { "exit", case_exit },   { "exit-child", case_exit_child },
 };
