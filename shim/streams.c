@@ -393,9 +393,12 @@ __attribute__((visibility("default"))) int hx_thread_atexit_impl(void (*fn)(void
 }
 __asm__(".symver hx_thread_atexit_impl, __cxa_thread_atexit_impl@@GLIBC_2.18");
 
+/* Per thread; a fork child's main thread (the forking thread) starts
+ * again (hx_stream_reset_after_fork): as a worker, it only set the flag. */
+static __thread bool exit_prepared;
+
 void hx_stream_exit_prepare(void)
 {
-	static __thread bool exit_prepared;
 	unsigned int flags;
 
 	if (__builtin_expect(exit_prepared, 1))
@@ -430,6 +433,7 @@ void hx_stream_reset_after_fork(void)
 	 * thread_local destructors) stays. */
 	if (hx_exit_hook_state == 2)
 		hx_exit_hook_state = 0;
+	exit_prepared = false;
 }
 
 HX_HOT_PATH
