@@ -42,6 +42,10 @@
 #include <unistd.h>
 #include <xf86drm.h>
 
+#ifdef HX_TEST_ABI
+#include "hipextsem/hip_api.h"
+#endif
+
 /* DRM_IOCTL_SYNCOBJ_EVENTFD appeared in Linux 6.6 and in libdrm's copy of
  * drm.h after Debian 12's 2.4.114: the uAPI, where the headers lack it. */
 #ifndef DRM_IOCTL_SYNCOBJ_EVENTFD
@@ -58,7 +62,20 @@ struct drm_syncobj_eventfd {
 #define DRM_SYNCOBJ_WAIT_FLAGS_WAIT_AVAILABLE (1 << 2)
 #endif
 
-/* ---- checks ---- */
+/* The HIP side: only with -DHX_TEST_ABI=5 or 6. */
+#ifdef HX_TEST_ABI
+#if HX_TEST_ABI == 5
+typedef struct hx_sem_desc_v5 test_desc;
+typedef struct hx_sem_signal_params_v5 test_signal_params;
+typedef struct hx_sem_wait_params_v5 test_wait_params;
+#elif HX_TEST_ABI == 6
+typedef struct hx_sem_desc_v6 test_desc;
+typedef struct hx_sem_signal_params_v6 test_signal_params;
+typedef struct hx_sem_wait_params_v6 test_wait_params;
+#else
+#error "HX_TEST_ABI must be 5 or 6"
+#endif
+#endif
 
 #define FAIL(...)                                                                            \
 	do {                                                                                 \
@@ -88,7 +105,19 @@ static inline __attribute__((format(printf, 1, 2))) void hx_note(const char *fmt
 	fflush(stdout);
 }
 
-/* ---- time ---- */
+#define HIPCHECK(call)                                                                       \
+	do {                                                                                 \
+		hipError_t e_ = (call);                                                      \
+		if (e_ != hipSuccess)                                                        \
+			FAIL("%s returned %d", #call, (int)e_);                              \
+	} while (0)
+
+#define EXPECT_ERR(call, want)                                                               \
+	do {                                                                                 \
+		hipError_t e_ = (call);                                                      \
+		if ((int)e_ != (int)(want))                                                  \
+			FAIL("%s returned %d, expected %d", #call, (int)e_, (int)(want));    \
+	} while (0)
 
 static inline int64_t now_ns(void)
 {
@@ -109,6 +138,26 @@ static inline void sleep_ms(unsigned ms)
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
+}
+
+/* True when the shim is preloaded (it exports hipextsemGetStats). */
+static inline bool shim_loaded(void)
+{
+	return dlsym(RTLD_DEFAULT, "hipextsemGetStats") != NULL;
+}
+
+/* Returns true for "shim", false for "stock", and fails the case if the
+ * environment and reality disagree. */
+static inline bool expect_shim(void)
+{
+	const char *e = getenv("HX_TEST_EXPECT");
+	bool want;
+	if (!e)
+		FAIL("HX_TEST_EXPECT is not set (shim or stock)");
+	want = strcmp(e, "shim") == 0;
+	if (want != shim_loaded())
+		FAIL("HX_TEST_EXPECT=%s but the shim is %s", e, shim_loaded() ? "loaded" : "absent");
+	return want;
 }
 
 /* ---- the "Vulkan side": raw syncobjs on the test's own DRM file ---- */
@@ -229,99 +278,7 @@ static inline void later_join(struct hx_later *l)
 	CHECK(pthread_join(l->th, NULL) == 0, "pthread_join");
 }
 
-/* The threads of this process: returns how many there are.  The ids of
- * those whose name starts with `prefix` go to tids[] (the first `max` of
- * them; tids may be NULL with max 0), their number to *nmatch.  The order
- * is the same from one call to the next. */
-static inline int list_threads(const char *prefix, long *tids, int max, int *nmatch)
-{
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *de;
-	int all = 0;
-
-	*nmatch = 0;
-	while (d && (de = readdir(d))) {
-		char path[300], comm[64] = "";
-		FILE *f;
-
-		if (de->d_name[0] == '.')
-			continue;
-		all++;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", de->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fgets(comm, sizeof(comm), f) && strncmp(comm, prefix, strlen(prefix)) == 0) {
-			if (*nmatch < max)
-				tids[*nmatch] = atol(de->d_name);
-			(*nmatch)++;
-		}
-		fclose(f);
-	}
-	if (d)
-		closedir(d);
-	return all;
-}
-
-static inline int count_fds(void)
-{
-	int n = 0;
-	for (int fd = 0; fd < 4096; fd++)
-		if (fcntl(fd, F_GETFD) != -1)
-			n++;
-	return n;
-}
-
-/* ---- the HIP side: only with -DHX_TEST_ABI=5 or 6 ---- */
 #ifdef HX_TEST_ABI
-
-#include "hipextsem/hip_api.h"
-
-#if HX_TEST_ABI == 5
-typedef struct hx_sem_desc_v5 test_desc;
-typedef struct hx_sem_signal_params_v5 test_signal_params;
-typedef struct hx_sem_wait_params_v5 test_wait_params;
-#elif HX_TEST_ABI == 6
-typedef struct hx_sem_desc_v6 test_desc;
-typedef struct hx_sem_signal_params_v6 test_signal_params;
-typedef struct hx_sem_wait_params_v6 test_wait_params;
-#else
-#error "HX_TEST_ABI must be 5 or 6"
-#endif
-
-#define HIPCHECK(call)                                                                       \
-	do {                                                                                 \
-		hipError_t e_ = (call);                                                      \
-		if (e_ != hipSuccess)                                                        \
-			FAIL("%s returned %d", #call, (int)e_);                              \
-	} while (0)
-
-#define EXPECT_ERR(call, want)                                                               \
-	do {                                                                                 \
-		hipError_t e_ = (call);                                                      \
-		if ((int)e_ != (int)(want))                                                  \
-			FAIL("%s returned %d, expected %d", #call, (int)e_, (int)(want));    \
-	} while (0)
-
-/* True when the shim is preloaded (it exports hipextsemGetStats). */
-static inline bool shim_loaded(void)
-{
-	return dlsym(RTLD_DEFAULT, "hipextsemGetStats") != NULL;
-}
-
-/* Returns true for "shim", false for "stock", and fails the case if the
- * environment and reality disagree. */
-static inline bool expect_shim(void)
-{
-	const char *e = getenv("HX_TEST_EXPECT");
-	bool want;
-	if (!e)
-		FAIL("HX_TEST_EXPECT is not set (shim or stock)");
-	want = strcmp(e, "shim") == 0;
-	if (want != shim_loaded())
-		FAIL("HX_TEST_EXPECT=%s but the shim is %s", e, shim_loaded() ? "loaded" : "absent");
-	return want;
-}
 
 /* ---- HIP side ---- */
 
@@ -435,6 +392,49 @@ static inline void *pinned(size_t n)
 }
 
 #endif /* HX_TEST_ABI */
+
+/* The threads of this process: returns how many there are.  The ids of
+ * those whose name starts with `prefix` go to tids[] (the first `max` of
+ * them; tids may be NULL with max 0), their number to *nmatch.  The order
+ * is the same from one call to the next. */
+static inline int list_threads(const char *prefix, long *tids, int max, int *nmatch)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+	int all = 0;
+
+	*nmatch = 0;
+	while (d && (de = readdir(d))) {
+		char path[300], comm[64] = "";
+		FILE *f;
+
+		if (de->d_name[0] == '.')
+			continue;
+		all++;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) && strncmp(comm, prefix, strlen(prefix)) == 0) {
+			if (*nmatch < max)
+				tids[*nmatch] = atol(de->d_name);
+			(*nmatch)++;
+		}
+		fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return all;
+}
+
+static inline int count_fds(void)
+{
+	int n = 0;
+	for (int fd = 0; fd < 4096; fd++)
+		if (fcntl(fd, F_GETFD) != -1)
+			n++;
+	return n;
+}
 
 /* ---- fault injection: the failing libdrm definitions (hxfault.c) ----
  * A program linked with hxfault.c (and export_dynamic) defines libdrm's
