@@ -73,19 +73,9 @@ void df_fail_next(enum df_call c, int n)
 	atomic_store(&plan_call, (int)c);
 }
 
-void df_budget(int n)
-{
-	atomic_store(&plan_budget, n);
-}
-
 void df_fail_none(void)
 {
 	atomic_store(&plan_call, -1);
-}
-
-int df_plan_call(void)
-{
-	return atomic_load(&plan_call);
 }
 
 int df_hits(void)
@@ -99,8 +89,8 @@ void df_hits_reset(void)
 }
 
 void df_hooks(bool (*match)(const struct df_args *a),
-	       enum df_verdict (*before)(struct df_args *a),
-	       void (*after)(const struct df_args *a, int ret))
+	      enum df_verdict (*before)(struct df_args *a),
+	      void (*after)(const struct df_args *a, int ret))
 {
 	atomic_store(&hook_match, match);
 	atomic_store(&hook_before, before);
@@ -201,10 +191,10 @@ __attribute__((constructor)) void df_init(void)
 #define NEXT(i, type) ((type)next_get(i))
 #define ARGS(c, ...) \
 	struct df_args a = { .call = (c), .fd = fd, .ra = __builtin_return_address(0), __VA_ARGS__ }
-#define VERDICT(failed)                              \
-	do {                                         \
-		enum df_verdict v_ = decide(&a);    \
-		if (v_ != DF_PASS)                  \
+#define VERDICT(failed)                                      \
+	do {                                                 \
+		enum df_verdict v_ = decide(&a);             \
+		if (v_ != DF_PASS)                           \
 			return v_ == DF_FAIL ? (failed) : 0; \
 	} while (0)
 

@@ -440,7 +440,7 @@ static inline int count_fds(void)
  * A program linked with hxfault.c (and export_dynamic) defines libdrm's
  * sync object calls itself; they come first in the lookup order, so they
  * see the shim's calls.  Each call goes: the fault plan (below), then the
- * program's df_before hook, then libdrm, then its df_after hook.  A
+ * program's before hook, then libdrm, then its after hook (df_hooks).  A
  * failed drmSyncobj* call answers -EIO, a failed drmIoctl -1, both with
  * errno EIO.  drmIoctl is taken apart only for the two requests the shim
  * makes directly (the last-point query and eventfd registration); any
@@ -504,13 +504,11 @@ int df_counted(enum df_call c);
  * Nth call of that kind. */
 void df_fail_nth(enum df_call c, int n);
 /* Fails the next n calls of kind c of the shim's for which the match hook
- * (if any) is true; df_budget() sets n again, 0 stops. */
+ * (if any) is true (n 0: none). */
 void df_fail_next(enum df_call c, int n);
-void df_budget(int n);
 /* No call fails (the kind is forgotten, the counts stay). */
 void df_fail_none(void);
-/* The kind the plan fails (-1: none), and the failures it injected. */
-int df_plan_call(void);
+/* The failures the plan injected. */
 int df_hits(void);
 void df_hits_reset(void);
 
@@ -518,8 +516,8 @@ void df_hits_reset(void);
  * whether this call of the planned kind is one to fail.  before: after
  * the plan let the call go, its verdict.  after: what libdrm answered. */
 void df_hooks(bool (*match)(const struct df_args *a),
-	       enum df_verdict (*before)(struct df_args *a),
-	       void (*after)(const struct df_args *a, int ret));
+	      enum df_verdict (*before)(struct df_args *a),
+	      void (*after)(const struct df_args *a, int ret));
 
 /* Looks libdrm's definitions up now (they are also looked up, once, at
  * the first call): a program calls it before any thread may hold the
