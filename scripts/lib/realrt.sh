@@ -45,7 +45,7 @@ hx_realrt_accept_prog() {
 	# shellcheck disable=SC2046
 	cc -O1 -g -D__HIP_PLATFORM_AMD__ -Wno-deprecated-declarations \
 		-I"$root/usr/include" -I"$HX_ROOT/include" $(pkg-config --cflags libdrm) \
-		-o "$out" "$HX_ROOT/tests/realrt/accept.c" "$HX_ROOT/tests/drm/drm_util.c" \
+		-o "$out" "$HX_ROOT/tests/realrt/accept.c" -I"$HX_ROOT/tests/shim" \
 		-L"$lib" -l:$so $(pkg-config --libs libdrm) -lpthread \
 		-Wl,--unresolved-symbols=ignore-in-shared-libs >"$logs/build-accept-$ver.log" 2>&1 ||
 		{ cat "$logs/build-accept-$ver.log" >&2; return 1; }

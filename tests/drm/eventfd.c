@@ -1,7 +1,7 @@
 /* DRM_IOCTL_SYNCOBJ_EVENTFD (Linux 6.6): an eventfd becomes readable when a
  * binary syncobj or a timeline point signals (flags 0), or when the fence
  * for it is submitted (WAIT_AVAILABLE) -- and not before. */
-#include "drm_util.h"
+#include "hxtest.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -14,7 +14,7 @@ static int readable(int efd, int timeout_ms)
 {
 	struct pollfd p = { .fd = efd, .events = POLLIN };
 	int r = poll(&p, 1, timeout_ms);
-	DU_CHECK(r >= 0, "poll: %s", strerror(errno));
+	CHECK(r >= 0, "poll: %s", strerror(errno));
 	return r == 1 && (p.revents & POLLIN);
 }
 
@@ -32,7 +32,7 @@ static int attach(int fd, uint32_t h, uint64_t point, uint32_t flags, int efd)
 static int new_eventfd(void)
 {
 	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	DU_CHECK(efd >= 0, "eventfd: %s", strerror(errno));
+	CHECK(efd >= 0, "eventfd: %s", strerror(errno));
 	return efd;
 }
 
@@ -41,47 +41,47 @@ static int new_eventfd(void)
 static void check(int fd, const char *what, uint64_t point, uint32_t flags,
 		  const uint64_t *steps, int nsteps)
 {
-	uint32_t h = du_syncobj_create(fd);
+	uint32_t h = so_create(fd, false);
 	int efd = new_eventfd();
 	int r = attach(fd, h, point, flags, efd);
-	DU_CHECK(r == 0, "%s: DRM_IOCTL_SYNCOBJ_EVENTFD: %s", what, strerror(-r));
-	DU_CHECK(!readable(efd, 0), "%s: eventfd readable before any signal", what);
+	CHECK(r == 0, "%s: DRM_IOCTL_SYNCOBJ_EVENTFD: %s", what, strerror(-r));
+	CHECK(!readable(efd, 0), "%s: eventfd readable before any signal", what);
 	for (int i = 0; i < nsteps; i++) {
 		uint64_t p = steps[i];
 		r = p ? drmSyncobjTimelineSignal(fd, &h, &p, 1) : drmSyncobjSignal(fd, &h, 1);
-		DU_CHECK(r == 0, "%s: signal %llu: %s", what, (unsigned long long)p, strerror(-r));
+		CHECK(r == 0, "%s: signal %llu: %s", what, (unsigned long long)p, strerror(-r));
 		if (i < nsteps - 1)
-			DU_CHECK(!readable(efd, 20), "%s: eventfd readable after signaling only %llu",
+			CHECK(!readable(efd, 20), "%s: eventfd readable after signaling only %llu",
 				 what, (unsigned long long)p);
 	}
-	DU_CHECK(readable(efd, 2000), "%s: eventfd not readable after the signal", what);
+	CHECK(readable(efd, 2000), "%s: eventfd not readable after the signal", what);
 	uint64_t cnt = 0;
-	DU_CHECK(read(efd, &cnt, sizeof(cnt)) == sizeof(cnt) && cnt >= 1, "%s: eventfd read", what);
-	du_note("%s", what);
+	CHECK(read(efd, &cnt, sizeof(cnt)) == sizeof(cnt) && cnt >= 1, "%s: eventfd read", what);
+	hx_note("%s", what);
 	close(efd);
-	DU_CHECK(drmSyncobjDestroy(fd, h) == 0, "destroy");
+	CHECK(drmSyncobjDestroy(fd, h) == 0, "destroy");
 }
 
 int main(void)
 {
-	int fd = du_open_render();
+	int fd = drm_open();
 
 	/* Is the ioctl there at all?  An unknown ioctl gives EINVAL/ENOTTY;
 	 * a bad handle with a valid eventfd must give ENOENT. */
 	int efd = new_eventfd();
 	int r = attach(fd, 0x7fffffff, 0, 0, efd);
-	DU_CHECK(r == -ENOENT, "DRM_IOCTL_SYNCOBJ_EVENTFD on a bad handle: got %d (%s), want ENOENT "
+	CHECK(r == -ENOENT, "DRM_IOCTL_SYNCOBJ_EVENTFD on a bad handle: got %d (%s), want ENOENT "
 		 "(ioctl missing? needs Linux >= 6.6)", r, strerror(-r));
 	close(efd);
 
 	/* Flags other than 0/WAIT_AVAILABLE are rejected. */
-	uint32_t h = du_syncobj_create(fd);
+	uint32_t h = so_create(fd, false);
 	efd = new_eventfd();
 	r = attach(fd, h, 0, DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT, efd);
-	DU_CHECK(r == -EINVAL, "eventfd with WAIT_FOR_SUBMIT: got %d (%s), want EINVAL", r, strerror(-r));
+	CHECK(r == -EINVAL, "eventfd with WAIT_FOR_SUBMIT: got %d (%s), want EINVAL", r, strerror(-r));
 	close(efd);
 	drmSyncobjDestroy(fd, h);
-	du_note("ioctl present; bad handle -> ENOENT, bad flags -> EINVAL");
+	hx_note("ioctl present; bad handle -> ENOENT, bad flags -> EINVAL");
 
 	static const uint64_t bin[] = { 0 };
 	static const uint64_t tl[] = { 2, 4 };
@@ -93,16 +93,16 @@ int main(void)
 	      tl_over, 2);
 
 	/* Attaching to a point that is already signaled fires at once. */
-	h = du_syncobj_create(fd);
+	h = so_create(fd, false);
 	uint64_t p = 5;
-	DU_CHECK(drmSyncobjTimelineSignal(fd, &h, &p, 1) == 0, "signal 5");
+	CHECK(drmSyncobjTimelineSignal(fd, &h, &p, 1) == 0, "signal 5");
 	efd = new_eventfd();
 	r = attach(fd, h, 5, 0, efd);
-	DU_CHECK(r == 0, "eventfd on a signaled point: %s", strerror(-r));
-	DU_CHECK(readable(efd, 2000), "eventfd on an already signaled point is not readable");
+	CHECK(r == 0, "eventfd on a signaled point: %s", strerror(-r));
+	CHECK(readable(efd, 2000), "eventfd on an already signaled point is not readable");
 	close(efd);
 	drmSyncobjDestroy(fd, h);
-	du_note("eventfd on an already signaled point is readable");
+	hx_note("eventfd on an already signaled point is readable");
 
 	close(fd);
 	return 0;

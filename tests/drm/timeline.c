@@ -1,7 +1,7 @@
 /* Timeline syncobj contract: signal/query a point, waits below and above
  * the current value, and a waiter blocked on a future point wakes when
  * another thread signals it. */
-#include "drm_util.h"
+#include "hxtest.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -20,65 +20,65 @@ static void *wait7(void *arg)
 {
 	struct waiter *w = arg;
 	uint64_t point = 7;
-	w->result = drmSyncobjTimelineWait(w->fd, &w->handle, &point, 1, du_deadline_ms(10000),
+	w->result = drmSyncobjTimelineWait(w->fd, &w->handle, &point, 1, deadline_ms(10000),
 					   DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT, NULL);
-	w->woke_ns = du_now_ns();
+	w->woke_ns = now_ns();
 	return NULL;
 }
 
 int main(void)
 {
-	int fd = du_open_render();
-	uint32_t h = du_syncobj_create(fd);
+	int fd = drm_open();
+	uint32_t h = so_create(fd, false);
 	uint64_t p, v;
 	int r;
 
 	p = 5;
 	r = drmSyncobjTimelineSignal(fd, &h, &p, 1);
-	DU_CHECK(r == 0, "timeline signal of point 5: %s", strerror(-r));
+	CHECK(r == 0, "timeline signal of point 5: %s", strerror(-r));
 	v = 0;
 	r = drmSyncobjQuery(fd, &h, &v, 1);
-	DU_CHECK(r == 0, "query: %s", strerror(-r));
-	DU_CHECK(v == 5, "query after signaling 5 gives %llu", (unsigned long long)v);
-	du_note("signal 5, query = 5");
+	CHECK(r == 0, "query: %s", strerror(-r));
+	CHECK(v == 5, "query after signaling 5 gives %llu", (unsigned long long)v);
+	hx_note("signal 5, query = 5");
 
 	p = 3;
-	int64_t t0 = du_now_ns();
-	r = drmSyncobjTimelineWait(fd, &h, &p, 1, du_deadline_ms(5000), 0, NULL);
-	DU_CHECK(r == 0, "wait for point 3 (<= 5): %s", strerror(-r));
-	DU_CHECK(du_now_ns() - t0 < 2000000000LL, "wait for an already signaled point blocked");
-	du_note("wait for 3 returns at once");
+	int64_t t0 = now_ns();
+	r = drmSyncobjTimelineWait(fd, &h, &p, 1, deadline_ms(5000), 0, NULL);
+	CHECK(r == 0, "wait for point 3 (<= 5): %s", strerror(-r));
+	CHECK(now_ns() - t0 < 2000000000LL, "wait for an already signaled point blocked");
+	hx_note("wait for 3 returns at once");
 
 	/* A point that was never submitted: without WAIT_FOR_SUBMIT the kernel
 	 * rejects the wait; with it, the wait times out. */
 	p = 7;
-	r = drmSyncobjTimelineWait(fd, &h, &p, 1, du_deadline_ms(20), 0, NULL);
-	DU_CHECK(r == -EINVAL, "wait for unsubmitted point 7 without WAIT_FOR_SUBMIT: got %d (%s), want EINVAL",
+	r = drmSyncobjTimelineWait(fd, &h, &p, 1, deadline_ms(20), 0, NULL);
+	CHECK(r == -EINVAL, "wait for unsubmitted point 7 without WAIT_FOR_SUBMIT: got %d (%s), want EINVAL",
 		 r, strerror(-r));
-	du_note("wait for unsubmitted 7 without WAIT_FOR_SUBMIT -> EINVAL");
-	r = drmSyncobjTimelineWait(fd, &h, &p, 1, du_deadline_ms(50),
+	hx_note("wait for unsubmitted 7 without WAIT_FOR_SUBMIT -> EINVAL");
+	r = drmSyncobjTimelineWait(fd, &h, &p, 1, deadline_ms(50),
 				   DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT, NULL);
-	DU_CHECK(r == -ETIME, "wait for point 7 with a 50 ms timeout: got %d (%s), want ETIME",
+	CHECK(r == -ETIME, "wait for point 7 with a 50 ms timeout: got %d (%s), want ETIME",
 		 r, strerror(-r));
-	du_note("wait for 7 with a short timeout -> ETIME");
+	hx_note("wait for 7 with a short timeout -> ETIME");
 
 	struct waiter w = { .fd = fd, .handle = h, .result = 12345 };
 	pthread_t th;
-	DU_CHECK(pthread_create(&th, NULL, wait7, &w) == 0, "pthread_create");
+	CHECK(pthread_create(&th, NULL, wait7, &w) == 0, "pthread_create");
 	usleep(100000);
-	int64_t sig_ns = du_now_ns();
+	int64_t sig_ns = now_ns();
 	p = 7;
 	r = drmSyncobjTimelineSignal(fd, &h, &p, 1);
-	DU_CHECK(r == 0, "timeline signal of point 7: %s", strerror(-r));
+	CHECK(r == 0, "timeline signal of point 7: %s", strerror(-r));
 	pthread_join(th, NULL);
-	DU_CHECK(w.result == 0, "waiter blocked on 7 got %d (%s), want 0", w.result, strerror(-w.result));
-	DU_CHECK(w.woke_ns >= sig_ns, "waiter returned before point 7 was signaled");
+	CHECK(w.result == 0, "waiter blocked on 7 got %d (%s), want 0", w.result, strerror(-w.result));
+	CHECK(w.woke_ns >= sig_ns, "waiter returned before point 7 was signaled");
 	r = drmSyncobjQuery(fd, &h, &v, 1);
-	DU_CHECK(r == 0 && v == 7, "query after signaling 7 gives %llu", (unsigned long long)v);
-	du_note("waiter blocked on 7 woke %.3f ms after the signal, query = 7",
+	CHECK(r == 0 && v == 7, "query after signaling 7 gives %llu", (unsigned long long)v);
+	hx_note("waiter blocked on 7 woke %.3f ms after the signal, query = 7",
 		(double)(w.woke_ns - sig_ns) / 1e6);
 
-	DU_CHECK(drmSyncobjDestroy(fd, h) == 0, "destroy");
+	CHECK(drmSyncobjDestroy(fd, h) == 0, "destroy");
 	close(fd);
 	return 0;
 }

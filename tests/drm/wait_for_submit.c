@@ -1,6 +1,6 @@
 /* Waiting on a binary syncobj that has no fence yet: EINVAL without
  * DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT, a real wait with it. */
-#include "drm_util.h"
+#include "hxtest.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -9,31 +9,32 @@
 
 int main(void)
 {
-	int fd = du_open_render();
-	uint32_t h = du_syncobj_create(fd);
+	int fd = drm_open();
+	uint32_t h = so_create(fd, false);
 	int r;
 
-	r = drmSyncobjWait(fd, &h, 1, du_deadline_ms(100), 0, NULL);
-	DU_CHECK(r == -EINVAL, "wait on an empty syncobj without WAIT_FOR_SUBMIT: got %d (%s), want EINVAL",
+	r = drmSyncobjWait(fd, &h, 1, deadline_ms(100), 0, NULL);
+	CHECK(r == -EINVAL, "wait on an empty syncobj without WAIT_FOR_SUBMIT: got %d (%s), want EINVAL",
 		 r, strerror(-r));
-	du_note("empty syncobj, no WAIT_FOR_SUBMIT -> EINVAL");
+	hx_note("empty syncobj, no WAIT_FOR_SUBMIT -> EINVAL");
 
-	int64_t t0 = du_now_ns();
-	struct du_delayed *d = du_signal_later(fd, h, 0, 50);
-	r = drmSyncobjWait(fd, &h, 1, du_deadline_ms(10000), DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT, NULL);
-	int64_t took = du_now_ns() - t0;
-	du_join(d);
-	DU_CHECK(r == 0, "WAIT_FOR_SUBMIT wait: got %d (%s), want 0", r, strerror(-r));
-	DU_CHECK(took >= 40000000, "WAIT_FOR_SUBMIT wait returned after %.3f ms, before the signal (50 ms)",
+	int64_t t0 = now_ns();
+	struct hx_later d;
+	signal_later(&d, fd, h, 0, 50);
+	r = drmSyncobjWait(fd, &h, 1, deadline_ms(10000), DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT, NULL);
+	int64_t took = now_ns() - t0;
+	later_join(&d);
+	CHECK(r == 0, "WAIT_FOR_SUBMIT wait: got %d (%s), want 0", r, strerror(-r));
+	CHECK(took >= 40000000, "WAIT_FOR_SUBMIT wait returned after %.3f ms, before the signal (50 ms)",
 		 (double)took / 1e6);
-	du_note("WAIT_FOR_SUBMIT wait returned after %.3f ms (signal at 50 ms)", (double)took / 1e6);
+	hx_note("WAIT_FOR_SUBMIT wait returned after %.3f ms (signal at 50 ms)", (double)took / 1e6);
 
 	/* Signaled now: a plain wait succeeds at once. */
-	r = drmSyncobjWait(fd, &h, 1, du_deadline_ms(1000), 0, NULL);
-	DU_CHECK(r == 0, "wait on the signaled syncobj: %s", strerror(-r));
-	du_note("plain wait on the signaled syncobj -> 0");
+	r = drmSyncobjWait(fd, &h, 1, deadline_ms(1000), 0, NULL);
+	CHECK(r == 0, "wait on the signaled syncobj: %s", strerror(-r));
+	hx_note("plain wait on the signaled syncobj -> 0");
 
-	DU_CHECK(drmSyncobjDestroy(fd, h) == 0, "destroy");
+	CHECK(drmSyncobjDestroy(fd, h) == 0, "destroy");
 	close(fd);
 	return 0;
 }

@@ -34,61 +34,28 @@
  */
 #include <pthread.h>
 #include <stdatomic.h>
-#include <sys/ioctl.h>
 #include <sys/wait.h>
 
 #include "hxtest.h"
 #include "cpuhip_test.h"
 #include "hipextsem/hip_graph.h"
 
-#ifndef DRM_IOCTL_SYNCOBJ_EVENTFD
-struct il_syncobj_eventfd {
-	uint32_t handle, flags;
-	uint64_t point;
-	int32_t fd;
-	uint32_t pad;
-};
-#define DRM_IOCTL_SYNCOBJ_EVENTFD DRM_IOWR(0xCF, struct il_syncobj_eventfd)
-#endif
-
 static int drm = -1;
 
 /* ---- the sync layer's DRM calls, counted and failed ------------------
- * These definitions come first in the lookup order, ahead of libdrm, so
- * they see the shim's calls (shim/sync.c); the test's own calls use its
- * own DRM file and are neither counted nor failed. */
-
-enum { D_CREATE, D_DESTROY, D_FD2H, D_H2FD, D_SIGNAL, D_TLSIGNAL, D_RESET, D_QUERY, D_WAIT,
-       D_TLWAIT, D_EVENTFD, D_N };
-static const char *const dname[D_N] = { "create", "destroy", "fd-to-handle", "handle-to-fd",
-					"signal", "timeline-signal", "reset", "query", "wait",
-					"timeline-wait", "eventfd" };
-static atomic_bool dcount_on;
-static atomic_int dcount[D_N];
-static int fault_kind = -1;
-static atomic_int fault_nth;    /* the call (1-based, while counting) that fails */
-static atomic_int fault_hits;
+ * The harness's libdrm definitions (hxtest.h, hxfault.c) see the shim's
+ * calls (shim/sync.c); the test's own calls use its own DRM file and are
+ * neither counted nor failed.  The calls a case may fail, by name: */
+static const enum df_call dcalls[] = { DF_CREATE, DF_DESTROY, DF_FD2H, DF_H2FD,
+					DF_SIGNAL, DF_TLSIGNAL, DF_RESET, DF_QUERY,
+					DF_WAIT, DF_TLWAIT, DF_EVENTFD };
+#define D_N (int)(sizeof(dcalls) / sizeof(dcalls[0]))
+static int fault_kind = -1; /* the index in dcalls of the call that fails */
 
 static bool shim_fd(int fd)
 {
 	return drm >= 0 && fd != drm;
 }
-
-/* Counts the call; true if it is the one to fail. */
-static bool drm_call(int kind, int fd)
-{
-	if (!shim_fd(fd) || !atomic_load(&dcount_on))
-		return false;
-	int n = atomic_fetch_add(&dcount[kind], 1) + 1;
-	if (kind == fault_kind && n == atomic_load(&fault_nth)) {
-		atomic_fetch_add(&fault_hits, 1);
-		errno = EIO;
-		return true;
-	}
-	return false;
-}
-
-#define NEXT(name, type) ((type)dlsym(RTLD_NEXT, name))
 
 /* ---- the shim's signals, counted per sync object ---------------------
  * A binary syncobj's state is idempotent: a signal delivered twice looks
@@ -116,113 +83,34 @@ static void count_signals(const uint32_t *handles, uint32_t count, int by)
 				atomic_fetch_add(&all[j]->calls, by);
 }
 
-int drmSyncobjCreate(int fd, uint32_t flags, uint32_t *handle)
+static bool is_signal(enum df_call c)
 {
-	if (drm_call(D_CREATE, fd))
-		return -EIO;
-	return NEXT("drmSyncobjCreate", int (*)(int, uint32_t, uint32_t *))(fd, flags, handle);
+	return c == DF_SIGNAL || c == DF_TLSIGNAL;
 }
 
-int drmSyncobjDestroy(int fd, uint32_t handle)
+/* A call the plan lets go. */
+static enum df_verdict before_call(struct df_args *a)
 {
-	if (drm_call(D_DESTROY, fd))
-		return -EIO;
-	int ret = NEXT("drmSyncobjDestroy", int (*)(int, uint32_t))(fd, handle);
-	/* The number may name another object of the shim's from now on. */
-	if (ret == 0 && shim_fd(fd)) {
-		uint32_t h = handle;
+	if (is_signal(a->call) && shim_fd(a->fd))
+		count_signals(a->handles, a->count, 1);
+	return DF_PASS;
+}
+
+static void after_call(const struct df_args *a, int ret)
+{
+	if (!shim_fd(a->fd))
+		return;
+	if (is_signal(a->call) && ret)
+		count_signals(a->handles, a->count, -1);
+	if (a->call == DF_FD2H && ret == 0)
+		atomic_store(&last_import, a->handles[0]);
+	if (a->call == DF_DESTROY && ret == 0) {
+		/* The number may name another object of the shim's from now on. */
+		uint32_t h = a->handles[0];
 		(void)atomic_compare_exchange_strong(&tr_h.shim_h, &h, 0);
-		h = handle;
+		h = a->handles[0];
 		(void)atomic_compare_exchange_strong(&tr_h2.shim_h, &h, 0);
 	}
-	return ret;
-}
-
-int drmSyncobjFDToHandle(int fd, int obj_fd, uint32_t *handle)
-{
-	if (drm_call(D_FD2H, fd))
-		return -EIO;
-	int ret = NEXT("drmSyncobjFDToHandle", int (*)(int, int, uint32_t *))(fd, obj_fd, handle);
-	if (ret == 0 && shim_fd(fd))
-		atomic_store(&last_import, *handle);
-	return ret;
-}
-
-int drmSyncobjHandleToFD(int fd, uint32_t handle, int *obj_fd)
-{
-	if (drm_call(D_H2FD, fd))
-		return -EIO;
-	return NEXT("drmSyncobjHandleToFD", int (*)(int, uint32_t, int *))(fd, handle, obj_fd);
-}
-
-int drmSyncobjSignal(int fd, const uint32_t *handles, uint32_t count)
-{
-	if (drm_call(D_SIGNAL, fd))
-		return -EIO;
-	bool shim = shim_fd(fd);
-	if (shim)
-		count_signals(handles, count, 1);
-	int ret = NEXT("drmSyncobjSignal", int (*)(int, const uint32_t *, uint32_t))(fd, handles,
-										   count);
-	if (ret && shim)
-		count_signals(handles, count, -1);
-	return ret;
-}
-
-int drmSyncobjTimelineSignal(int fd, const uint32_t *handles, uint64_t *points, uint32_t count)
-{
-	if (drm_call(D_TLSIGNAL, fd))
-		return -EIO;
-	bool shim = shim_fd(fd);
-	if (shim)
-		count_signals(handles, count, 1);
-	int ret = NEXT("drmSyncobjTimelineSignal",
-		       int (*)(int, const uint32_t *, uint64_t *, uint32_t))(fd, handles, points,
-									      count);
-	if (ret && shim)
-		count_signals(handles, count, -1);
-	return ret;
-}
-
-int drmSyncobjReset(int fd, const uint32_t *handles, uint32_t count)
-{
-	if (drm_call(D_RESET, fd))
-		return -EIO;
-	return NEXT("drmSyncobjReset", int (*)(int, const uint32_t *, uint32_t))(fd, handles, count);
-}
-
-int drmSyncobjQuery(int fd, uint32_t *handles, uint64_t *points, uint32_t count)
-{
-	if (drm_call(D_QUERY, fd))
-		return -EIO;
-	return NEXT("drmSyncobjQuery", int (*)(int, uint32_t *, uint64_t *, uint32_t))(fd, handles,
-										   points, count);
-}
-
-int drmSyncobjWait(int fd, uint32_t *handles, unsigned num, int64_t timeout, unsigned flags,
-		   uint32_t *first)
-{
-	if (drm_call(D_WAIT, fd))
-		return -EIO;
-	return NEXT("drmSyncobjWait", int (*)(int, uint32_t *, unsigned, int64_t, unsigned,
-					      uint32_t *))(fd, handles, num, timeout, flags, first);
-}
-
-int drmSyncobjTimelineWait(int fd, uint32_t *handles, uint64_t *points, unsigned num,
-			   int64_t timeout, unsigned flags, uint32_t *first)
-{
-	if (drm_call(D_TLWAIT, fd))
-		return -EIO;
-	return NEXT("drmSyncobjTimelineWait",
-		    int (*)(int, uint32_t *, uint64_t *, unsigned, int64_t, unsigned, uint32_t *))(
-		fd, handles, points, num, timeout, flags, first);
-}
-
-int drmIoctl(int fd, unsigned long request, void *arg)
-{
-	if (request == DRM_IOCTL_SYNCOBJ_EVENTFD && drm_call(D_EVENTFD, fd))
-		return -1;
-	return NEXT("drmIoctl", int (*)(int, unsigned long, void *))(fd, request, arg);
 }
 
 /* ---- the case -------------------------------------------------------- */
@@ -415,11 +303,11 @@ static _Noreturn void fork_child(void)
 	/* Not the parent's file: its own, for the test's side (the shim's
 	 * calls are on the others), and none of the parent's counting or
 	 * faults. */
-	fd = open(getenv("HIPEXTSEM_RENDER_NODE") ? getenv("HIPEXTSEM_RENDER_NODE")
-						  : "/dev/dri/renderD128", O_RDWR | O_CLOEXEC);
+	fd = open(render_node_path(), O_RDWR | O_CLOEXEC);
 	CHILD_CHECK(fd >= 0, 1);
 	drm = fd;
-	atomic_store(&dcount_on, false);
+	df_count(false);
+	df_fail_none();
 	fault_kind = -1;
 	atomic_store(&tr_h.shim_h, 0);
 	atomic_store(&tr_h2.shim_h, 0);
@@ -1543,9 +1431,8 @@ static void arm(void)
 	c.log_from = log_mark();
 	/* The DRM calls are counted from here to the end of the case's
 	 * run: the shim makes most of them later, as the stream runs. */
-	if (!atomic_exchange(&dcount_on, true))
-		for (int i = 0; i < D_N; i++)
-			atomic_store(&dcount[i], 0);
+	if (!df_count(true))
+		df_count_reset();
 	if (dry) {
 		cpuhipTestBoundaryTrace(1);
 		return;
@@ -1757,6 +1644,8 @@ int main(int argc, char **argv)
 	struct hx_stats_view stats[2];
 	const int reps = 2;
 
+	df_own_fd(&drm);
+	df_hooks(NULL, before_call, after_call);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc >= 4 && argc % 2 == 0 && strcmp(argv[1], "--dry") == 0) {
 		dry = true;
@@ -1784,10 +1673,11 @@ int main(int argc, char **argv)
 				c.interf = "none";
 				run_op();
 				(void)hipDeviceSynchronize();
-				atomic_store(&dcount_on, false);
+				df_count(false);
 				for (int d = 0; d < D_N; d++)
-					if (atomic_load(&dcount[d]))
-						printf("fault %s %d\n", dname[d], atomic_load(&dcount[d]));
+					if (df_counted(dcalls[d]))
+						printf("fault %s %d\n", df_name[dcalls[d]],
+						       df_counted(dcalls[d]));
 				fflush(stdout);
 				_exit(0);
 			}
@@ -1816,20 +1706,20 @@ int main(int argc, char **argv)
 		int fields = sscanf(point + 6, "%31[^:]:%d", call, &n);
 		CHECK(fields == 2 && n > 0, "bad fault %s", point);
 		for (int i = 0; i < D_N; i++)
-			if (strcmp(call, dname[i]) == 0)
+			if (strcmp(call, df_name[dcalls[i]]) == 0)
 				fault_kind = i;
 		CHECK(fault_kind >= 0, "unknown DRM call %s", call);
-		atomic_store(&fault_nth, n);
+		df_fail_nth(dcalls[fault_kind], n);
 	}
 	/* Twice: what one run leaves over (file descriptors) shows. */
 	for (int i = 0; i < reps; i++) {
 		reached = 0;
-		atomic_store(&fault_hits, 0);
+		df_hits_reset();
 		run_op();
 		(void)hipDeviceSynchronize();
-		atomic_store(&dcount_on, false);
+		df_count(false);
 		if (fault_kind >= 0)
-			reached = atomic_load(&fault_hits) > 0;
+			reached = df_hits() > 0;
 		/* A point of a first use (a helper made once per thread or
 		 * process) comes in the first run only. */
 		CHECK(reached || i > 0, "the boundary point %s was not reached: the case "

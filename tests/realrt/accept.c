@@ -34,26 +34,13 @@
 #include <unistd.h>
 #include <xf86drm.h>
 
-#include "../drm/drm_util.h"
 #include "rt_check.h"
-
-#define CHECK(c, ...)                                                               \
-	do {                                                                        \
-		if (!(c))                                                           \
-			FAIL("check failed: " #c ": " __VA_ARGS__);                 \
-	} while (0)
 
 /* Type 9 (timeline fd) is in the 6.x header, not in 5.2's; the shim
  * accepts it on every ABI. */
 #define TYPE_TIMELINE_FD 9
 
 static int drm;
-
-static void sleep_ms(unsigned ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
-}
 
 static uint32_t so_new(void)
 {
@@ -114,21 +101,13 @@ static bool marked(int *flag)
 
 static bool so_signaled(uint32_t h, uint64_t point, bool timeline, int ms)
 {
-	int64_t dl = du_deadline_ms(ms);
+	int64_t dl = deadline_ms(ms);
 	uint32_t first;
 	/* WAIT_FOR_SUBMIT: the signal may not have attached its fence yet. */
 	if (timeline)
 		return drmSyncobjTimelineWait(drm, &h, &point, 1, dl, DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
 					      &first) == 0;
 	return drmSyncobjWait(drm, &h, 1, dl, DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT, &first) == 0;
-}
-
-static void so_signal(uint32_t h, uint64_t point, bool timeline)
-{
-	if (timeline)
-		CHECK(drmSyncobjTimelineSignal(drm, &h, &point, 1) == 0, "signal: %s", strerror(errno));
-	else
-		CHECK(drmSyncobjSignal(drm, &h, 1) == 0, "signal: %s", strerror(errno));
 }
 
 /* Signal from HIP: the syncobj (point) becomes signalled after the
@@ -160,7 +139,7 @@ static void wait_case(bool tl)
 	sleep_ms(300);
 	CHECK(!marked(&flag), "the stream passed an unsignalled wait");
 	CHECK(hipStreamQuery(st) == hipErrorNotReady, "query: not 'not ready' while waiting");
-	so_signal(h, 3, tl);
+	so_signal(drm, h, tl ? 3 : 0);
 	HIPOK(hipStreamSynchronize(st));
 	CHECK(marked(&flag), "work behind the wait did not run");
 	HIPOK(hipDestroyExternalSemaphore(s));
@@ -172,8 +151,8 @@ static void satisfied_case(void)
 {
 	static int f1, f2;
 	uint32_t hb = so_new(), ht = so_new();
-	so_signal(hb, 0, false);
-	so_signal(ht, 7, true);
+	so_signal(drm, hb, 0);
+	so_signal(drm, ht, 7);
 	hipExternalSemaphore_t b = import(hb, false), t = import(ht, true);
 	hipStream_t st;
 	HIPOK(hipStreamCreate(&st));
@@ -252,7 +231,7 @@ static void per_thread(void)
 	mark(hipStreamPerThread, &flag);
 	sleep_ms(300);
 	CHECK(!marked(&flag), "hipStreamPerThread passed an unsignalled wait");
-	so_signal(h, 4, true);
+	so_signal(drm, h, 4);
 	HIPOK(hipStreamSynchronize(hipStreamPerThread));
 	CHECK(marked(&flag), "hipStreamPerThread did not continue");
 	HIPOK(sig(s, 6, hipStreamPerThread));
@@ -292,7 +271,7 @@ static void exit_pending(void)
 	snprintf(path, sizeof(path), "%s/accept-exit.stamp", tmp && *tmp ? tmp : "/tmp");
 	FILE *f = fopen(path, "w");
 	CHECK(f != NULL, "%s: %s", path, strerror(errno));
-	fprintf(f, "%lld\n", (long long)du_now_ns());
+	fprintf(f, "%lld\n", (long long)now_ns());
 	fclose(f);
 	printf("  returning from main with waits pending\n");
 	fflush(stdout);
@@ -338,7 +317,7 @@ static void launch_held(hipGraph_t g, uint32_t h, uint64_t v, int *flag, const c
 	HIPOK(hipGraphLaunch(ge, st));
 	sleep_ms(300);
 	CHECK(!marked(flag), "%s: the launch passed an unsignalled wait", what);
-	so_signal(h, v, true);
+	so_signal(drm, h, v);
 	HIPOK(hipStreamSynchronize(st));
 	CHECK(marked(flag), "%s: the launch did not continue after the signal", what);
 	HIPOK(hipGraphExecDestroy(ge));
@@ -408,7 +387,7 @@ static int run_one(const char *self, const char *name, int idx)
 	const char *tmp = getenv("TMPDIR");
 	snprintf(log, sizeof(log), "%s/accept-%s.log", tmp && *tmp ? tmp : "/tmp", name);
 	unlink(log);
-	int64_t t0 = du_now_ns();
+	int64_t t0 = now_ns();
 	pid_t pid = fork();
 	if (pid == 0) {
 		const char *ld = getenv("HX_RT_LOADER"), *lib = getenv("HX_RT_LIBDIR");
@@ -429,7 +408,7 @@ static int run_one(const char *self, const char *name, int idx)
 		if (strcmp(name, "exit-pending") == 0 && waited % 500 == 0) {
 			long long t_ret = 0;
 			FILE *sf = fopen(stamp, "r");
-			if (sf && fscanf(sf, "%lld", &t_ret) == 1 && du_now_ns() - t_ret > 10000000000LL)
+			if (sf && fscanf(sf, "%lld", &t_ret) == 1 && now_ns() - t_ret > 10000000000LL)
 				waited = limit_ms; /* main returned more than 10 s ago */
 			if (sf)
 				fclose(sf);
@@ -443,7 +422,7 @@ static int run_one(const char *self, const char *name, int idx)
 		sleep_ms(20);
 		waited += 20;
 	}
-	int64_t t_end = du_now_ns();
+	int64_t t_end = now_ns();
 	double secs = (double)(t_end - t0) / 1e9;
 	if (strcmp(name, "exit-pending") == 0) {
 		long long t_ret = 0;
@@ -511,7 +490,7 @@ int main(int argc, char **argv)
 		return bad ? 1 : 0;
 	}
 	if (strcmp(argv[1], "cases") == 0) {
-		drm = du_open_render();
+		drm = drm_open();
 		int n = 0;
 		HIPOK(hipGetDeviceCount(&n));
 		CHECK(n == 1, "%d HIP devices (the fake device is not in place?)", n);
@@ -528,16 +507,16 @@ int main(int argc, char **argv)
 				printf("  not claimed on HIP %s: %s\n", getenv("HX_RT_VERSION"), cases[i].name);
 				continue;
 			}
-			int64_t t0 = du_now_ns();
+			int64_t t0 = now_ns();
 			cases[i].fn();
-			printf("  passed: %s (%.2f s)\n", cases[i].name, (double)(du_now_ns() - t0) / 1e9);
+			printf("  passed: %s (%.2f s)\n", cases[i].name, (double)(now_ns() - t0) / 1e9);
 			fflush(stdout);
 		}
 		return 0;
 	}
 	for (size_t i = 0; i < NCASES; i++)
 		if (strcmp(argv[1], cases[i].name) == 0) {
-			drm = du_open_render();
+			drm = drm_open();
 			int n = 0;
 			HIPOK(hipGetDeviceCount(&n));
 			CHECK(n == 1, "%d HIP devices (the fake device is not in place?)", n);

@@ -22,7 +22,6 @@
 #include <time.h>
 #include <xf86drm.h>
 
-#include "../drm/drm_util.h"
 #include "rt_check.h"
 
 #define ROUNDS 10
@@ -66,7 +65,7 @@ static int64_t last_cpu;
 
 static int64_t one(enum op op, int n, hipStream_t st)
 {
-	int64_t c0 = thread_cpu_ns(), t0 = du_now_ns();
+	int64_t c0 = thread_cpu_ns(), t0 = now_ns();
 	switch (op) {
 	case OP_HOSTFN:
 		if (launch_host_func)
@@ -88,7 +87,7 @@ static int64_t one(enum op op, int n, hipStream_t st)
 		HIPOK(hipWaitExternalSemaphoresAsync(sems, wp, (unsigned)n, st));
 		break;
 	}
-	int64_t t = du_now_ns() - t0;
+	int64_t t = now_ns() - t0;
 	last_cpu = thread_cpu_ns() - c0;
 	next_value++;
 	return t;
@@ -136,7 +135,7 @@ int main(void)
 	hipStream_t st;
 	const char *ver = getenv("HX_RT_VERSION");
 
-	drm = du_open_render();
+	drm = drm_open();
 	launch_host_func = (host_fn_t)dlsym(RTLD_DEFAULT, "hipLaunchHostFunc");
 	HIPOK(hipStreamCreate(&st));
 	HIPOK(hipHostMalloc((void **)&slot, 64, 0));

@@ -39,7 +39,6 @@
 #include <unistd.h>
 #include <xf86drm.h>
 
-#include "../drm/drm_util.h"
 #include "rt_check.h"
 
 #define ROUNDS 3
@@ -72,11 +71,11 @@ static void cb_fn(hipStream_t s, hipError_t e, void *p) { (void)s; (void)e; host
 static atomic_int busy_started;
 static void busy_fn(void *p)
 {
-	int64_t end = du_now_ns() + BUSY_MS * 1000000LL;
+	int64_t end = now_ns() + BUSY_MS * 1000000LL;
 
 	(void)p;
 	atomic_store(&busy_started, 1);
-	while (du_now_ns() < end)
+	while (now_ns() < end)
 		usleep(200);
 }
 static void busy_cb(hipStream_t s, hipError_t e, void *p) { (void)s; (void)e; busy_fn(p); }
@@ -120,7 +119,7 @@ static void hold(hipStream_t st)
 
 static int64_t open_gate(void)
 {
-	int64_t t = du_now_ns();
+	int64_t t = now_ns();
 
 	__atomic_store_n(&mem[0], gate_value, __ATOMIC_RELEASE);
 	return t;
@@ -146,13 +145,13 @@ static void enqueue_round(hipStream_t st, int64_t *hf, int64_t *sig)
 
 		hold(st);
 		for (int i = 0; i < batch; i++) {
-			int64_t t0 = du_now_ns();
+			int64_t t0 = now_ns();
 
 			if (kind)
 				signal_next(st);
 			else
 				host_call(st, 0);
-			t[kind][n[kind]++] = du_now_ns() - t0;
+			t[kind][n[kind]++] = now_ns() - t0;
 		}
 		open_gate();
 		HIPOK(hipStreamSynchronize(st));
@@ -167,7 +166,7 @@ static int64_t landed(int i, uint64_t v)
 {
 	while (__atomic_load_n(&mem[i], __ATOMIC_ACQUIRE) != v)
 		sched_yield();
-	return du_now_ns();
+	return now_ns();
 }
 
 /* The time the stream takes from its first write landing to its last (K
@@ -238,11 +237,11 @@ static int64_t handoff(hipStream_t st, hipStream_t other, int busy, int held)
 		usleep(HELD_MS * 1000);
 		t0 = open_gate();
 	} else {
-		t0 = du_now_ns();
+		t0 = now_ns();
 		pt = signal_next(st);
 	}
 	kernel_wait(pt);
-	t0 = du_now_ns() - t0;
+	t0 = now_ns() - t0;
 	HIPOK(hipStreamSynchronize(st));
 	HIPOK(hipStreamSynchronize(other));
 	return t0;
@@ -313,7 +312,7 @@ int main(void)
 	if (!mode || !*mode)
 		mode = "hostfunc";
 	alarm(600); /* a hang is a failure, not a stuck VM */
-	drm = du_open_render();
+	drm = drm_open();
 	launch_host_func = (host_fn_t)dlsym(RTLD_DEFAULT, "hipLaunchHostFunc");
 	if (!launch_host_func)
 		batch = K = 6;

@@ -32,40 +32,38 @@
  *                resort releases the wait (logged as an error), and the
  *                next wait holds until its signal again.
  *
- * Fault injection: the definitions below come first in the symbol lookup
- * order, ahead of libdrm, so they see the shim's calls; the test's own
- * calls use its own DRM file (`drm`) and are never failed.
+ * Fault injection: the harness's libdrm definitions (hxtest.h, hxfault.c)
+ * come first in the symbol lookup order, ahead of libdrm, so they see the
+ * shim's calls; the test's own calls use its own DRM file (`drm`) and are
+ * never failed.
  */
-#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
-#include <sys/ioctl.h>
 
 #include "hxtest.h"
 #if HX_TEST_ABI == 6
 #include "hipextsem/hip_graph.h"
 #endif
 
-#ifndef DRM_IOCTL_SYNCOBJ_EVENTFD
-struct wt_syncobj_eventfd {
-	uint32_t handle, flags;
-	uint64_t point;
-	int32_t fd;
-	uint32_t pad;
-};
-#define DRM_IOCTL_SYNCOBJ_EVENTFD DRM_IOWR(0xCF, struct wt_syncobj_eventfd)
-#endif
-
 static int drm = -1;
 
-/* ---- fault injection -------------------------------------------------- */
+/* ---- fault injection --------------------------------------------------
+ * The harness's fault plan (hxtest.h): the next N calls of one kind by the
+ * shim fail, those of the kind that match the case's call below. */
 
 enum fault_call { F_NONE, F_QUERY, F_ARM, F_MULTIWAIT, F_RESET, F_WAKE, F_LASTPT };
 static enum fault_call fault_call;
-static atomic_int fault_left;    /* failures still to inject */
-static atomic_int fault_hits;    /* failures injected */
-static atomic_int eventfd_arms;  /* DRM_IOCTL_SYNCOBJ_EVENTFD calls by the shim */
+/* The harness's call behind each: the points query, eventfd registration,
+ * the fallback's multi-wait (its wake-up syncobj plus the set), the
+ * consume of a binary signal, the fallback's wake-up (a new wait's kick:
+ * while a fault case runs the test signals nothing through HIP), and the
+ * shim's question before a binary signal or reset (does the object carry
+ * timeline points?). */
+static const enum df_call fault_drm[] = {
+	[F_QUERY] = DF_QUERY,     [F_ARM] = DF_EVENTFD, [F_MULTIWAIT] = DF_TLWAIT,
+	[F_RESET] = DF_RESET,     [F_WAKE] = DF_SIGNAL, [F_LASTPT] = DF_QUERY_IOCTL,
+};
 
 static bool host_wait_path(void);
 
@@ -74,65 +72,13 @@ static bool shim_fd(int fd)
 	return drm >= 0 && fd != drm;
 }
 
-static bool inject(enum fault_call c, int fd)
+/* The failures to inject from now on (0: none) for fault_call. */
+static void fault_left(int n)
 {
-	int left;
-
-	if (fault_call != c || !shim_fd(fd))
-		return false;
-	left = atomic_load(&fault_left);
-	while (left > 0)
-		if (atomic_compare_exchange_weak(&fault_left, &left, left - 1)) {
-			atomic_fetch_add(&fault_hits, 1);
-			errno = EIO;
-			return true;
-		}
-	return false;
-}
-
-/* The next definitions, resolved before main (no thread exists yet). */
-static int (*real_ioctl)(int, unsigned long, void *);
-static int (*real_query)(int, uint32_t *, uint64_t *, uint32_t);
-static int (*real_reset)(int, const uint32_t *, uint32_t);
-static int (*real_signal)(int, const uint32_t *, uint32_t);
-static int (*real_timeline_wait)(int, uint32_t *, uint64_t *, unsigned, int64_t, unsigned,
-				 uint32_t *);
-
-__attribute__((constructor)) static void resolve_next(void)
-{
-	real_ioctl = (__typeof__(real_ioctl))dlsym(RTLD_NEXT, "drmIoctl");
-	real_query = (__typeof__(real_query))dlsym(RTLD_NEXT, "drmSyncobjQuery");
-	real_reset = (__typeof__(real_reset))dlsym(RTLD_NEXT, "drmSyncobjReset");
-	real_signal = (__typeof__(real_signal))dlsym(RTLD_NEXT, "drmSyncobjSignal");
-	real_timeline_wait = (__typeof__(real_timeline_wait))dlsym(RTLD_NEXT, "drmSyncobjTimelineWait");
-}
-
-int drmIoctl(int fd, unsigned long request, void *arg)
-{
-	int (*real)(int, unsigned long, void *) = real_ioctl;
-
-	if (request == DRM_IOCTL_SYNCOBJ_EVENTFD && shim_fd(fd)) {
-		atomic_fetch_add(&eventfd_arms, 1);
-		if (inject(F_ARM, fd))
-			return -1;
-	}
-	/* The shim's question before a binary signal or reset: does the
-	 * object carry timeline points? */
-	if (request == DRM_IOCTL_SYNCOBJ_QUERY &&
-	    (((struct drm_syncobj_timeline_array *)arg)->flags &
-	     DRM_SYNCOBJ_QUERY_FLAGS_LAST_SUBMITTED) &&
-	    inject(F_LASTPT, fd))
-		return -1;
-	return real(fd, request, arg);
-}
-
-int drmSyncobjQuery(int fd, uint32_t *handles, uint64_t *points, uint32_t count)
-{
-	int (*real)(int, uint32_t *, uint64_t *, uint32_t) = real_query;
-
-	if (inject(F_QUERY, fd))
-		return -EIO;
-	return real(fd, handles, points, count);
+	if (fault_call == F_NONE)
+		df_fail_none();
+	else
+		df_fail_next(fault_drm[fault_call], n);
 }
 
 /* The handle this thread last found signaled with a zero-timeout wait: a
@@ -140,40 +86,28 @@ int drmSyncobjQuery(int fd, uint32_t *handles, uint64_t *points, uint32_t count)
  * the fallback threads' resets of their own wake-up syncobjs do not. */
 static __thread uint32_t polled_signaled = UINT32_MAX;
 
-int drmSyncobjReset(int fd, const uint32_t *handles, uint32_t count)
+static bool fault_match(const struct df_args *a)
 {
-	int (*real)(int, const uint32_t *, uint32_t) = real_reset;
-
-	if (count == 1 && handles[0] == polled_signaled && inject(F_RESET, fd))
-		return -EIO;
-	return real(fd, handles, count);
+	switch (a->call) {
+	case DF_TLWAIT:
+		return a->count > 1;
+	case DF_RESET:
+		return a->count == 1 && a->handles[0] == polled_signaled;
+	case DF_SIGNAL:
+		return a->count == 1;
+	case DF_QUERY_IOCTL:
+		return ((struct drm_syncobj_timeline_array *)a->arg)->flags &
+		       DRM_SYNCOBJ_QUERY_FLAGS_LAST_SUBMITTED;
+	default:
+		return true;
+	}
 }
 
-/* While a fault case runs the test signals nothing through HIP: the
- * shim's binary signals are then the fallback's wake-ups (a new wait's
- * kick). */
-int drmSyncobjSignal(int fd, const uint32_t *handles, uint32_t count)
+static void after_call(const struct df_args *a, int ret)
 {
-	int (*real)(int, const uint32_t *, uint32_t) = real_signal;
-
-	if (count == 1 && inject(F_WAKE, fd))
-		return -EIO;
-	return real(fd, handles, count);
-}
-
-int drmSyncobjTimelineWait(int fd, uint32_t *handles, uint64_t *points, unsigned num_handles,
-			   int64_t timeout_nsec, unsigned flags, uint32_t *first_signaled)
-{
-	int (*real)(int, uint32_t *, uint64_t *, unsigned, int64_t, unsigned, uint32_t *) =
-		real_timeline_wait;
-
-	/* The fallback's multi-wait: its wake-up syncobj plus the set. */
-	if (num_handles > 1 && inject(F_MULTIWAIT, fd))
-		return -EIO;
-	int ret = real(fd, handles, points, num_handles, timeout_nsec, flags, first_signaled);
-	if (num_handles == 1 && (timeout_nsec == 0 || host_wait_path()) && shim_fd(fd))
-		polled_signaled = ret == 0 ? handles[0] : UINT32_MAX;
-	return ret;
+	if (a->call == DF_TLWAIT && a->count == 1 && (a->timeout == 0 || host_wait_path()) &&
+	    shim_fd(a->fd))
+		polled_signaled = ret == 0 ? a->handles[0] : UINT32_MAX;
 }
 
 /* ---- helpers ---------------------------------------------------------- */
@@ -219,35 +153,6 @@ static hipError_t wait_n(hipExternalSemaphore_t *sems, const uint64_t *values, u
 					      st);
 }
 
-struct later_signal {
-	uint32_t h;
-	uint64_t point;
-	unsigned after_ms;
-	atomic_bool done;
-	pthread_t th;
-};
-
-static void *later_signal_main(void *p)
-{
-	struct later_signal *ls = p;
-
-	sleep_ms(ls->after_ms);
-	atomic_store(&ls->done, true);
-	so_signal(drm, ls->h, ls->point);
-	return NULL;
-}
-
-/* Signals (h, point) from another thread `after_ms` from now: lets the
- * host-blocking wait path be driven from the thread that waits. */
-static void signal_later(struct later_signal *ls, uint32_t h, uint64_t point, unsigned after_ms)
-{
-	ls->h = h;
-	ls->point = point;
-	ls->after_ms = after_ms;
-	atomic_init(&ls->done, false);
-	CHECK(pthread_create(&ls->th, NULL, later_signal_main, ls) == 0, "pthread_create");
-}
-
 /* ---- defect 1: a timeline wait for 0 ---------------------------------- */
 
 static void case_tl_zero(void)
@@ -260,7 +165,7 @@ static void case_tl_zero(void)
 	hipExternalSemaphore_t s_other = import_new(other, true);
 	bool host = host_wait_path();
 	hipStream_t st, held;
-	struct later_signal ls;
+	struct hx_later ls;
 
 	HIPCHECK(hipStreamCreate(&st));
 	HIPCHECK(hipStreamCreate(&held));
@@ -282,12 +187,12 @@ static void case_tl_zero(void)
 	/* Beside an entry that must hold: the call holds for that one. */
 	hipExternalSemaphore_t pair[2] = { s_fresh, s_other };
 	uint64_t values[2] = { 0, 3 };
-	signal_later(&ls, other, 3, 300);
+	signal_later(&ls, drm, other, 3, 300);
 	HIPCHECK(wait_n(pair, values, 2, st));
 	stream_mark(st, &flag[2], 1);
 	CHECK(flag_within(&flag[2], 5000), "a wait for {0, 3} was not released by point 3");
-	CHECK(atomic_load(&ls.done), "a wait for {0, 3} passed before point 3 was signaled");
-	pthread_join(ls.th, NULL);
+	CHECK(atomic_load(&ls.due), "a wait for {0, 3} passed before point 3 was signaled");
+	later_join(&ls);
 
 	if (!host) {
 		CHECK(!load64(&flag[3]), "bookkeeping");
@@ -359,26 +264,27 @@ static void case_tl_keep(void)
 	so_signal(drm, h, 1);
 	/* The signal: three tries, each query failing. */
 	fault_call = F_LASTPT;
-	atomic_store(&fault_left, 3);
+	fault_left(3);
 	HIPCHECK(signal1(s, 0, st));
 	HIPCHECK(hipStreamSynchronize(st));
-	hits = atomic_load(&fault_hits);
+	hits = df_hits();
 	CHECK(so_point(h) == 1, "a binary signal whose points query failed took the timeline from "
 	      "point 1 to %llu", (unsigned long long)so_point(h));
 	CHECK(hits == 3, "the signal asked %d times (3 failures injected, 3 tries expected)", hits);
 	/* The reset after a wait: one query fails, the consume is retried. */
-	atomic_store(&fault_left, 1);
+	fault_left(1);
 	HIPCHECK(wait1(s, 0, st));
 	stream_mark(st, flag, 1);
 	CHECK(flag_within(flag, 5000), "a wait on a signaled timeline (point 1) did not pass");
 	HIPCHECK(hipStreamSynchronize(st));
-	for (int i = 0; i < 100 && atomic_load(&fault_hits) < 4; i++)
+	for (int i = 0; i < 100 && df_hits() < 4; i++)
 		sleep_ms(10);
 	sleep_ms(100); /* the retried consume */
-	CHECK(atomic_load(&fault_hits) == 4, "the wait's consume never asked for the points");
+	CHECK(df_hits() == 4, "the wait's consume never asked for the points");
 	CHECK(so_point(h) == 1, "a reset whose points query failed took the timeline from point 1 "
 	      "to %llu", (unsigned long long)so_point(h));
 	fault_call = F_NONE;
+	fault_left(0);
 	HIPCHECK(hipDestroyExternalSemaphore(s));
 	HIPCHECK(hipStreamDestroy(st));
 	drmSyncobjDestroy(drm, h);
@@ -404,10 +310,10 @@ static void case_tl_import(void)
 	HIPCHECK(hipStreamCreate(&st));
 	so_signal(drm, h, 1);
 	fault_call = F_LASTPT;
-	atomic_store(&fault_left, 1);
+	fault_left(1);
 	s = import_new(h, false);
-	CHECK(atomic_load(&fault_hits) == 1, "the import did not ask for the points (%d failures "
-	      "injected)", atomic_load(&fault_hits));
+	CHECK(df_hits() == 1, "the import did not ask for the points (%d failures "
+	      "injected)", df_hits());
 	HIPCHECK(wait1(s, 2, st));
 	stream_mark(st, flag, 1);
 	sleep_ms(200);
@@ -418,10 +324,11 @@ static void case_tl_import(void)
 	HIPCHECK(hipStreamSynchronize(st));
 	HIPCHECK(hipDestroyExternalSemaphore(s));
 
-	atomic_store(&fault_left, 1 << 20);
+	fault_left(1 << 20);
 	fd = so_export(drm, h);
 	err = import_fd(&s, fd, false);
 	fault_call = F_NONE;
+	fault_left(0);
 	CHECK(err == hipErrorOperatingSystem, "an import whose points query always failed answered "
 	      "%d, expected %d (hipErrorOperatingSystem)", (int)err, (int)hipErrorOperatingSystem);
 	CHECK(fcntl(fd, F_GETFD) != -1, "the failed import closed the caller's fd");
@@ -512,7 +419,7 @@ static void case_tl_max(void)
 	HIPCHECK(wait1(s, UINT64_MAX, st));
 	stream_mark(st, &flag[0], 1);
 	sleep_ms(100);
-	arms_before = atomic_load(&eventfd_arms);
+	arms_before = df_counted(DF_EVENTFD);
 	for (int i = 0; i < WAITS; i++)
 		HIPCHECK(wait1(s, UINT64_MAX, st2));
 	stream_mark(st2, &flag[1], 1);
@@ -521,7 +428,7 @@ static void case_tl_max(void)
 	so_signal(drm, h, UINT64_MAX - 1);
 	sleep_ms(100);
 	CHECK(!load64(&flag[0]) && !load64(&flag[1]), "a wait for UINT64_MAX passed early");
-	arms = atomic_load(&eventfd_arms) - arms_before;
+	arms = df_counted(DF_EVENTFD) - arms_before;
 	/* One registration for the point is outstanding; another may be made
 	 * when a collect finds the first fired, never one per wait. */
 	CHECK(arms <= 3, "%d eventfd registrations for %d waits on one point", arms, WAITS);
@@ -584,10 +491,10 @@ static void fault_hostwait_reset(int n)
 	HIPCHECK(hipStreamCreate(&st));
 	so_signal(drm, h, 0);
 	log_from = log_mark();
-	atomic_store(&fault_left, n);
+	fault_left(n);
 	HIPCHECK(wait1(s, 0, st));
-	CHECK(atomic_load(&fault_hits) == n, "%d of %d failures injected: the case tested "
-	      "nothing", atomic_load(&fault_hits), n);
+	CHECK(df_hits() == n, "%d of %d failures injected: the case tested "
+	      "nothing", df_hits(), n);
 	CHECK(so_wait(drm, h, 0, 0) != 0, "the signal the wait saw was not taken");
 	CHECK(log_has(log_from, "retr"), "no log line says the failed reset is retried");
 	HIPCHECK(hipDestroyExternalSemaphore(s));
@@ -625,7 +532,7 @@ static void case_wake_many(void)
 	for (int i = 0; i < WAKE_MANY; i++)
 		HIPCHECK(hipStreamSynchronize(st[i]));
 	sleep_ms(300); /* every waiter thread asleep over its set */
-	atomic_store(&fault_left, 1 << 30);
+	fault_left(1 << 30);
 	for (int i = 0; i < WAKE_MANY; i++) {
 		HIPCHECK(wait1(s[i], 3, st[i]));
 		stream_mark(st[i], &flag[i], 1);
@@ -643,10 +550,10 @@ static void case_wake_many(void)
 		if (held)
 			sleep_ms(10);
 	} while (held && now_ns() - t0 < 4000000000ll);
-	CHECK(atomic_load(&fault_hits) > 0, "no wake-up failed: the case tested nothing");
+	CHECK(df_hits() > 0, "no wake-up failed: the case tested nothing");
 	CHECK(!held, "%u of %d waits still held 4 s after their signals while wake-ups failed "
-	      "(%d failures injected)", held, WAKE_MANY, atomic_load(&fault_hits));
-	atomic_store(&fault_left, 0);
+	      "(%d failures injected)", held, WAKE_MANY, df_hits());
+	fault_left(0);
 	for (int i = 0; i < WAKE_MANY; i++) {
 		HIPCHECK(hipStreamSynchronize(st[i]));
 		HIPCHECK(hipStreamDestroy(st[i]));
@@ -654,7 +561,7 @@ static void case_wake_many(void)
 		drmSyncobjDestroy(drm, h[i]);
 	}
 	printf("wake-many: ok (%d waits released within %.2f s, %d wake-up failures)\n",
-	       WAKE_MANY, (double)(now_ns() - t0) / 1e9, atomic_load(&fault_hits));
+	       WAKE_MANY, (double)(now_ns() - t0) / 1e9, df_hits());
 }
 
 /* ---- one wait per binary signal, whichever path ------------------------ */
@@ -761,7 +668,7 @@ static void case_fault(const char *spec)
 	HIPCHECK(hipStreamSynchronize(st));
 
 	log_from = log_mark();
-	atomic_store(&fault_left, n);
+	fault_left(n);
 	HIPCHECK(wait1(s, timeline ? 3 : 0, st));
 	stream_mark(st, &flag[0], 1);
 	if (timeline)
@@ -770,8 +677,8 @@ static void case_fault(const char *spec)
 	CHECK(!load64(&flag[0]), "the wait passed before its signal");
 	so_signal(drm, h, timeline ? 3 : 0);
 	CHECK(flag_within(&flag[0], 10000), "the wait was not released after its signal "
-	      "(%d of %d injected failures of %s)", atomic_load(&fault_hits), n, spec);
-	CHECK(atomic_load(&fault_hits) > 0, "no failure was injected: the case tested nothing");
+	      "(%d of %d injected failures of %s)", df_hits(), n, spec);
+	CHECK(df_hits() > 0, "no failure was injected: the case tested nothing");
 	if (!timeline) {
 		/* The signal was consumed: the next wait needs a signal of its own. */
 		HIPCHECK(wait1(s, 0, st));
@@ -786,7 +693,7 @@ static void case_fault(const char *spec)
 	HIPCHECK(hipDestroyExternalSemaphore(s));
 	HIPCHECK(hipStreamDestroy(st));
 	printf("fault %s: ok (%d failure(s) injected, wait held and released)\n", spec,
-	       atomic_load(&fault_hits));
+	       df_hits());
 }
 
 /* HX_WAIT_FAULT=arm:N with N beyond the retries (eventfd mode): the
@@ -812,7 +719,7 @@ static void case_giveup(const char *spec)
 	HIPCHECK(hipStreamSynchronize(st));
 
 	log_from = log_mark();
-	atomic_store(&fault_left, atoi(spec + 4));
+	fault_left(atoi(spec + 4));
 	start = now_ns();
 	HIPCHECK(wait1(s, 3, st));
 	stream_mark(st, &flag[0], 1);
@@ -820,11 +727,11 @@ static void case_giveup(const char *spec)
 	CHECK(!load64(&flag[0]), "the wait was released within 1 s of failures, before the "
 	      "retries ran out");
 	CHECK(flag_within(&flag[0], 20000), "the wait was held by an arm that keeps failing "
-	      "(%d failures injected)", atomic_load(&fault_hits));
+	      "(%d failures injected)", df_hits());
 	took = now_ns() - start;
 	CHECK(log_has(log_from, "WITHOUT their signal"), "no error says the wait was released "
 	      "without its signal");
-	atomic_store(&fault_left, 0);
+	fault_left(0);
 	/* The kernel answers again: the next wait holds until its signal. */
 	HIPCHECK(wait1(s, 4, st));
 	stream_mark(st, &flag[1], 1);
@@ -837,7 +744,7 @@ static void case_giveup(const char *spec)
 	HIPCHECK(hipStreamDestroy(st));
 	drmSyncobjDestroy(drm, h);
 	printf("last resort: released after %.1f s and %d failed arms, logged; the next "
-	       "wait held until its signal\n", (double)took / 1e9, atomic_load(&fault_hits));
+	       "wait held until its signal\n", (double)took / 1e9, df_hits());
 }
 
 static void on_alarm(int sig)
@@ -854,6 +761,9 @@ int main(int argc, char **argv)
 
 	if (argc != 2)
 		FAIL("usage: %s tl-zero|bin-refire|tl-max|bin-one|tl-keep|fault|giveup", argv[0]);
+	df_own_fd(&drm);
+	df_count(true);
+	df_hooks(fault_match, NULL, after_call);
 	signal(SIGALRM, on_alarm);
 	alarm(60);
 	CHECK(expect_shim(), "these cases test the shim: run them with HX_TEST_EXPECT=shim");
