@@ -57,6 +57,7 @@
 
 #include "hxtest.h"
 #include "hipextsem/hip_graph.h"
+#include "hipextsem/hip_devprop.h"
 
 #define MAXOPS 512
 #define MAXT 8
@@ -1525,6 +1526,7 @@ struct cpriv {
 	pthread_t helper;
 	bool helper_on;
 	int opi;
+	int mode; /* the thread's capture interaction mode before the op */
 };
 
 static void cstep(int opi, int step, int rc, long long v)
@@ -1556,6 +1558,11 @@ static bool cpriv_open(int opi, struct cpriv *c)
 
 	memset(c, 0, sizeof(*c));
 	c->opi = opi;
+	/* Relaxed for the op: its synchronizes and queries neither fail on
+	 * nor invalidate the program's own captures (of this thread, or
+	 * Global ones of others), which the model follows */
+	c->mode = HX_CAPTURE_MODE_RELAXED;
+	hipThreadExchangeStreamCaptureMode(&c->mode);
 	if (drmSyncobjCreate(pdrm, 0, &c->so) || drmSyncobjHandleToFD(pdrm, c->so, &fd))
 		die("cov op: sync object: %s", strerror(errno));
 	memset(&d, 0, sizeof(d));
@@ -1566,6 +1573,7 @@ static bool cpriv_open(int opi, struct cpriv *c)
 	if (e) {
 		close(fd);
 		drmSyncobjDestroy(pdrm, c->so);
+		hipThreadExchangeStreamCaptureMode(&c->mode);
 		return false;
 	}
 	e = hipStreamCreateWithFlags(&c->q, hipStreamNonBlocking);
@@ -1573,6 +1581,7 @@ static bool cpriv_open(int opi, struct cpriv *c)
 	if (e) {
 		hipDestroyExternalSemaphore(c->h);
 		drmSyncobjDestroy(pdrm, c->so);
+		hipThreadExchangeStreamCaptureMode(&c->mode);
 		return false;
 	}
 	return true;
@@ -1614,6 +1623,7 @@ static void cpriv_close(int opi, struct cpriv *c)
 	cstep(opi, 82, hipDestroyExternalSemaphore(c->h), -1);
 	hipStreamDestroy(c->q);
 	drmSyncobjDestroy(pdrm, c->so);
+	hipThreadExchangeStreamCaptureMode(&c->mode);
 }
 
 static hipError_t cnode_add(hipGraphNode_t *n, hipGraph_t g, const hipGraphNode_t *dep,
@@ -1685,7 +1695,9 @@ static long long cnode_get(int opi, int step, hipGraphNode_t n, bool sig,
  * the exec waits for 6 (not the graph's 4: the helper gives 4 first) and
  * signals 9.  A third node S2 behind S goes through the generic calls
  * (hipGraphAddNode 8, hipGraphNodeSetParams 7, hipGraphExecNodeSetParams
- * 8), below 9 so that the end point still tells S's exec value. */
+ * 8), below 9 so that the end point still tells S's exec value.  A
+ * wait node for 100 is added and destroyed (hipGraphDestroyNode) before
+ * the instantiation: the exec does not wait for it. */
 static void op_nparams(int opi)
 {
 	struct cpriv c;
@@ -1746,6 +1758,15 @@ static void op_nparams(int opi)
 			cstep(opi, 23, gnset ? (int)gnset(s2, &gp) : -1, -1);
 			cnode_get(opi, 24, s2, true, c.h);
 		}
+	}
+	/* a wait node for 100 (nobody signals it) destroyed before the
+	 * instantiation: the exec must not wait for it */
+	{
+		hipGraphNode_t w2 = NULL;
+
+		cstep(opi, 25, cnode_add(&w2, g, NULL, false, &c.h, 100), -1);
+		if (w2)
+			cstep(opi, 26, hipGraphDestroyNode(w2), -1);
 	}
 	e = hipGraphInstantiate(&x, g, NULL, NULL, 0);
 	cstep(opi, 30, e, -1);
@@ -1874,6 +1895,24 @@ static void op_spt(int opi)
 	cstep(opi, 63, e, -1);
 	if (e || !g)
 		goto out;
+	/* hipStreamBeginCaptureToGraph (6.2+; the runtime may have none:
+	 * hipErrorNotSupported): a capture into the graph just made, with
+	 * nothing captured, ended at once: the graph stays what it was */
+	{
+		typedef hipError_t to_graph_fn(hipStream_t, hipGraph_t, const hipGraphNode_t *,
+					       const void *, size_t, int);
+		to_graph_fn *to_graph = (to_graph_fn *)dlsym(RTLD_DEFAULT,
+							     "hipStreamBeginCaptureToGraph");
+		hipGraph_t g2 = NULL;
+
+		e = to_graph ? to_graph(c.q, g, NULL, NULL, 0, HX_CAPTURE_MODE_THREAD_LOCAL)
+			     : hipErrorNotSupported;
+		cstep(opi, 65, e, -1);
+		if (!e) {
+			e = hipStreamEndCapture(c.q, &g2);
+			cstep(opi, 66, e, g2 == g);
+		}
+	}
 	e = hipGraphInstantiateWithFlags(&x, g, 0);
 	cstep(opi, 30, e, -1);
 	if (e)
@@ -1980,6 +2019,20 @@ static void op_lookup(int opi, const struct op *o)
 	}
 	if (lib)
 		dlclose(lib);
+#if HX_TEST_ABI == 6
+	/* the capability the shim reports (docs/interposition.md): 1 where the
+	 * render node has timeline sync objects, as the test VM's has */
+	if (!dl) {
+		typedef hipError_t props_fn(struct hx_device_prop_r0600 *, int);
+		props_fn *props = (props_fn *)dlsym(RTLD_DEFAULT, "hipGetDevicePropertiesR0600");
+		struct hx_device_prop_r0600 *dp = calloc(1, sizeof(*dp));
+		hipError_t e = props && dp ? props(dp, 0) : hipErrorNotSupported;
+
+		wlog("L %d devprops timelineSemaphoreInteropSupported %d %d", opi, (int)e,
+		     e ? -1 : dp->timelineSemaphoreInteropSupported);
+		free(dp);
+	}
+#endif
 }
 
 static void op_cov(int opi, const struct op *o)
