@@ -57,6 +57,7 @@
 
 #include "hxtest.h"
 #include "hipextsem/hip_graph.h"
+#include "hipextsem/hip_devprop.h"
 
 #define MAXOPS 512
 #define MAXT 8
@@ -1383,6 +1384,558 @@ static void op_producer(int opi, const struct op *o)
 	}
 }
 
+/* ---- node parameters, child graphs, _spt entries, lookups ------------
+ * Ops that each make their own semaphore (a timeline sync object of the
+ * producer's file, imported), graphs and stream, run one scenario a user
+ * runs and log every answer ("C OP STEP RC VALUE"; VALUE -1 when there is
+ * none) for hxwork's model, which holds the expected answers (CSTEPS),
+ * then destroy all of it.  The program's own semaphores are untouched, so
+ * the other properties do not see these ops.  A helper thread plays the
+ * Vulkan side for the waits: it signals the point the graph's stale wait
+ * value names, reads the point (the signal node behind the wait must not
+ * have run: a wait that passes early shows the later point), then the
+ * point the current wait value names.  Waiting for the stream is bounded
+ * (CWAIT_MS): a stream that never finishes is logged, not hung on. */
+#define CWAIT_MS 10000
+#if HX_TEST_ABI == 6
+struct cpriv {
+	uint32_t so;
+	hipExternalSemaphore_t h;
+	hipStream_t q;
+	uint64_t early, late; /* the helper's two points; 0: none */
+	pthread_t helper;
+	bool helper_on;
+	int opi;
+	int mode; /* the thread's capture interaction mode before the op */
+};
+
+static void cstep(int opi, int step, int rc, long long v)
+{
+	wlog("C %d %d %d %lld", opi, step, rc, v);
+}
+
+static void *cpriv_helper(void *arg)
+{
+	struct cpriv *c = arg;
+
+	sleep_ms(20);
+	if (c->early) {
+		so_signal(pdrm, c->so, c->early);
+		sleep_ms(40);
+		cstep(c->opi, 90, 0, (long long)query_so(c->so)); /* before the late point */
+	}
+	sleep_ms(10);
+	so_signal(pdrm, c->so, c->late);
+	return NULL;
+}
+
+/* Step 1: the import; 2: the stream. */
+static bool cpriv_open(int opi, struct cpriv *c)
+{
+	test_desc d;
+	hipError_t e;
+	int fd = -1;
+
+	memset(c, 0, sizeof(*c));
+	c->opi = opi;
+	/* Relaxed for the op: its synchronizes and queries neither fail on
+	 * nor invalidate the program's own captures (of this thread, or
+	 * Global ones of others), which the model follows */
+	c->mode = HX_CAPTURE_MODE_RELAXED;
+	hipThreadExchangeStreamCaptureMode(&c->mode);
+	if (drmSyncobjCreate(pdrm, 0, &c->so) || drmSyncobjHandleToFD(pdrm, c->so, &fd))
+		die("cov op: sync object: %s", strerror(errno));
+	memset(&d, 0, sizeof(d));
+	d.type = HX_SEM_HANDLE_TIMELINE_FD;
+	d.handle.fd = fd;
+	e = hipImportExternalSemaphore(&c->h, (const hipExternalSemaphoreHandleDesc *)&d);
+	cstep(opi, 1, e, -1);
+	if (e) {
+		close(fd);
+		drmSyncobjDestroy(pdrm, c->so);
+		hipThreadExchangeStreamCaptureMode(&c->mode);
+		return false;
+	}
+	e = hipStreamCreateWithFlags(&c->q, hipStreamNonBlocking);
+	cstep(opi, 2, e, -1);
+	if (e) {
+		hipDestroyExternalSemaphore(c->h);
+		drmSyncobjDestroy(pdrm, c->so);
+		hipThreadExchangeStreamCaptureMode(&c->mode);
+		return false;
+	}
+	return true;
+}
+
+static void cpriv_helper_start(struct cpriv *c, uint64_t early, uint64_t late)
+{
+	c->early = early;
+	c->late = late;
+	c->helper_on = !pthread_create(&c->helper, NULL, cpriv_helper, c);
+	if (!c->helper_on)
+		so_signal(pdrm, c->so, late);
+}
+
+/* Step 80: the stream finished (rc of the last hipStreamQuery: 0, or 600
+ * when it did not within CWAIT_MS); 81: the point then. */
+static void cpriv_finish(int opi, struct cpriv *c)
+{
+	int64_t until = now_ns() + (int64_t)CWAIT_MS * 1000000;
+	hipError_t e;
+
+	while ((e = hipStreamQuery(c->q)) == hipErrorNotReady && now_ns() < until)
+		sleep_ms(2);
+	if (c->helper_on)
+		pthread_join(c->helper, NULL);
+	c->helper_on = false;
+	cstep(opi, 80, e, -1);
+	cstep(opi, 81, 0, (long long)query_so(c->so));
+}
+
+/* Step 82: the destroy of the semaphore. */
+static void cpriv_close(int opi, struct cpriv *c)
+{
+	if (c->helper_on)
+		pthread_join(c->helper, NULL);
+	if (hipStreamQuery(c->q) == hipErrorNotReady)
+		so_signal(pdrm, c->so, 1000); /* releases what still waits */
+	hipStreamSynchronize(c->q);
+	cstep(opi, 82, hipDestroyExternalSemaphore(c->h), -1);
+	hipStreamDestroy(c->q);
+	drmSyncobjDestroy(pdrm, c->so);
+	hipThreadExchangeStreamCaptureMode(&c->mode);
+}
+
+static hipError_t cnode_add(hipGraphNode_t *n, hipGraph_t g, const hipGraphNode_t *dep,
+			    bool sig, hipExternalSemaphore_t *h, uint64_t v)
+{
+	struct hx_ext_sem_node_params np;
+	test_signal_params sp;
+	test_wait_params wp;
+
+	memset(&sp, 0, sizeof(sp));
+	memset(&wp, 0, sizeof(wp));
+	sp.params.fence.value = wp.params.fence.value = v;
+	np.extSemArray = h;
+	np.paramsArray = sig ? (const void *)&sp : (const void *)&wp;
+	np.numExtSems = 1;
+	return sig ? hipGraphAddExternalSemaphoresSignalNode(n, g, dep, dep ? 1 : 0, &np)
+		   : hipGraphAddExternalSemaphoresWaitNode(n, g, dep, dep ? 1 : 0, &np);
+}
+
+/* set: 0 the graph's node, 1 the exec's (exec x). */
+static hipError_t cnode_set(hipGraphExec_t x, hipGraphNode_t n, bool sig,
+			    hipExternalSemaphore_t *h, uint64_t v)
+{
+	struct hx_ext_sem_node_params np;
+	test_signal_params sp;
+	test_wait_params wp;
+
+	memset(&sp, 0, sizeof(sp));
+	memset(&wp, 0, sizeof(wp));
+	sp.params.fence.value = wp.params.fence.value = v;
+	np.extSemArray = h;
+	np.paramsArray = sig ? (const void *)&sp : (const void *)&wp;
+	np.numExtSems = 1;
+	if (x)
+		return sig ? hipGraphExecExternalSemaphoresSignalNodeSetParams(x, n, &np)
+			   : hipGraphExecExternalSemaphoresWaitNodeSetParams(x, n, &np);
+	return sig ? hipGraphExternalSemaphoresSignalNodeSetParams(n, &np)
+		   : hipGraphExternalSemaphoresWaitNodeSetParams(n, &np);
+}
+
+/* The value GetParams answers: -2 when it names another semaphore or not
+ * one, -3 when the call failed. */
+static long long cnode_get(int opi, int step, hipGraphNode_t n, bool sig,
+			   hipExternalSemaphore_t h)
+{
+	struct hx_ext_sem_node_params np;
+	long long v = -3;
+	hipError_t e;
+
+	memset(&np, 0, sizeof(np));
+	e = sig ? hipGraphExternalSemaphoresSignalNodeGetParams(n, &np)
+		: hipGraphExternalSemaphoresWaitNodeGetParams(n, &np);
+	if (!e && (np.numExtSems != 1 || !np.extSemArray || np.extSemArray[0] != h ||
+		   !np.paramsArray))
+		v = -2;
+	else if (!e)
+		v = sig ? (long long)((const test_signal_params *)np.paramsArray)->params.fence.value
+			: (long long)((const test_wait_params *)np.paramsArray)->params.fence.value;
+	cstep(opi, step, e, v);
+	return v;
+}
+
+/* nparams: a wait node W (value 2) and a signal node S (value 3) behind
+ * it; each node's GetParams answers what was added, SetParams changes it
+ * (W 4, S 5) and GetParams answers that, a timeline signal value of 0 is
+ * refused (hipErrorInvalidValue) and leaves the node as it was, a
+ * semaphore destroyed meanwhile is refused (hipErrorInvalidHandle); the
+ * exec's SetParams (W 6, S 9) leaves the graph's nodes alone; launched,
+ * the exec waits for 6 (not the graph's 4: the helper gives 4 first) and
+ * signals 9.  A third node S2 behind S goes through the generic calls
+ * (hipGraphAddNode 8, hipGraphNodeSetParams 7, hipGraphExecNodeSetParams
+ * 8), below 9 so that the end point still tells S's exec value.  A
+ * wait node for 100 is added and destroyed (hipGraphDestroyNode) before
+ * the instantiation: the exec does not wait for it. */
+static void op_nparams(int opi)
+{
+	struct cpriv c;
+	hipGraph_t g = NULL;
+	hipGraphExec_t x = NULL;
+	/* the generic setters: the shim's (the runtime before 6.2 has none) */
+	typedef hipError_t gnset_fn(hipGraphNode_t, struct hx_graph_node_params *);
+	typedef hipError_t gxnset_fn(hipGraphExec_t, hipGraphNode_t, struct hx_graph_node_params *);
+	gnset_fn *gnset = (gnset_fn *)dlsym(RTLD_DEFAULT, "hipGraphNodeSetParams");
+	gxnset_fn *gxnset = (gxnset_fn *)dlsym(RTLD_DEFAULT, "hipGraphExecNodeSetParams");
+	hipGraphNode_t w = NULL, s = NULL, s2 = NULL;
+	hipExternalSemaphore_t dead = NULL;
+	uint32_t dso = 0;
+	hipError_t e;
+
+	if (!cpriv_open(opi, &c))
+		return;
+	e = hipGraphCreate(&g, 0);
+	cstep(opi, 3, e, -1);
+	if (e)
+		goto out;
+	cstep(opi, 4, cnode_add(&w, g, NULL, false, &c.h, 2), -1);
+	cstep(opi, 5, cnode_add(&s, g, w ? &w : NULL, true, &c.h, 3), -1);
+	if (!w || !s)
+		goto out;
+	cnode_get(opi, 10, w, false, c.h);
+	cnode_get(opi, 11, s, true, c.h);
+	cstep(opi, 12, cnode_set(NULL, w, false, &c.h, 4), -1);
+	cstep(opi, 13, cnode_set(NULL, s, true, &c.h, 5), -1);
+	cnode_get(opi, 14, w, false, c.h);
+	cnode_get(opi, 15, s, true, c.h);
+	cstep(opi, 16, cnode_set(NULL, s, true, &c.h, 0), -1);
+	cnode_get(opi, 17, s, true, c.h);
+	/* a semaphore of its own, destroyed: the set names a dead handle */
+	dead = sem_import_new(pdrm, &dso, true);
+	hipDestroyExternalSemaphore(dead);
+	drmSyncobjDestroy(pdrm, dso);
+	cstep(opi, 18, cnode_set(NULL, s, true, &dead, 7), -1);
+	cstep(opi, 19, cnode_set(NULL, w, false, &dead, 7), -1);
+	cnode_get(opi, 20, w, false, c.h);
+	/* the generic calls (HIP 6.2): a signal node (value 8) behind S added
+	 * with hipGraphAddNode, set (7) with hipGraphNodeSetParams */
+	{
+		struct hx_graph_node_params gp;
+		test_signal_params sp;
+
+		memset(&gp, 0, sizeof(gp));
+		memset(&sp, 0, sizeof(sp));
+		sp.params.fence.value = 8;
+		gp.type = HX_GRAPH_NODE_EXT_SEM_SIGNAL;
+		gp.u.extSemSignal.extSemArray = &c.h;
+		gp.u.extSemSignal.paramsArray = &sp;
+		gp.u.extSemSignal.numExtSems = 1;
+		cstep(opi, 21, hipGraphAddNode(&s2, g, &s, 1, &gp), -1);
+		if (s2) {
+			cnode_get(opi, 22, s2, true, c.h);
+			sp.params.fence.value = 7;
+			cstep(opi, 23, gnset ? (int)gnset(s2, &gp) : -1, -1);
+			cnode_get(opi, 24, s2, true, c.h);
+		}
+	}
+	/* a wait node for 100 (nobody signals it) destroyed before the
+	 * instantiation: the exec must not wait for it */
+	{
+		hipGraphNode_t w2 = NULL;
+
+		cstep(opi, 25, cnode_add(&w2, g, NULL, false, &c.h, 100), -1);
+		if (w2)
+			cstep(opi, 26, hipGraphDestroyNode(w2), -1);
+	}
+	e = hipGraphInstantiate(&x, g, NULL, NULL, 0);
+	cstep(opi, 30, e, -1);
+	if (e)
+		goto out;
+	cstep(opi, 31, cnode_set(x, w, false, &c.h, 6), -1);
+	cstep(opi, 32, cnode_set(x, s, true, &c.h, 9), -1);
+	cstep(opi, 33, cnode_set(x, s, true, &c.h, 0), -1);
+	cnode_get(opi, 34, w, false, c.h);
+	cnode_get(opi, 35, s, true, c.h);
+	if (s2) {
+		struct hx_graph_node_params gp;
+		test_signal_params sp;
+
+		memset(&gp, 0, sizeof(gp));
+		memset(&sp, 0, sizeof(sp));
+		sp.params.fence.value = 8;
+		gp.type = HX_GRAPH_NODE_EXT_SEM_SIGNAL;
+		gp.u.extSemSignal.extSemArray = &c.h;
+		gp.u.extSemSignal.paramsArray = &sp;
+		gp.u.extSemSignal.numExtSems = 1;
+		cstep(opi, 36, gxnset ? (int)gxnset(x, s2, &gp) : -1, -1);
+		cnode_get(opi, 37, s2, true, c.h);
+	}
+	cpriv_helper_start(&c, 4, 6);
+	e = hipGraphLaunch(x, c.q);
+	cstep(opi, 40, e, -1);
+	cpriv_finish(opi, &c);
+out:
+	if (x)
+		hipGraphExecDestroy(x);
+	if (g)
+		hipGraphDestroy(g);
+	cpriv_close(opi, &c);
+}
+
+/* child: a graph C with a wait node (value 2) and a signal node (value 3)
+ * behind it, embedded in graph P as a child-graph node; C is destroyed
+ * (P holds its own copy); P cloned; the clone instantiated and launched:
+ * at the helper's point 1 the signal has not run, and point 3 is there at
+ * the end. */
+static void op_child(int opi)
+{
+	struct cpriv c;
+	hipGraph_t cg = NULL, p = NULL, p2 = NULL;
+	hipGraphExec_t x = NULL;
+	hipGraphNode_t w = NULL, s = NULL, cn = NULL;
+	hipError_t e;
+
+	if (!cpriv_open(opi, &c))
+		return;
+	if (hipGraphCreate(&cg, 0) || hipGraphCreate(&p, 0))
+		die("hipGraphCreate");
+	cstep(opi, 4, cnode_add(&w, cg, NULL, false, &c.h, 2), -1);
+	cstep(opi, 5, cnode_add(&s, cg, w ? &w : NULL, true, &c.h, 3), -1);
+	e = hipGraphAddChildGraphNode(&cn, p, NULL, 0, cg);
+	cstep(opi, 50, e, -1);
+	cstep(opi, 51, hipGraphDestroy(cg), -1);
+	cg = NULL;
+	e = hipGraphClone(&p2, p);
+	cstep(opi, 52, e, -1);
+	if (e)
+		goto out;
+	{
+		struct {
+			hipGraphNode_t err_node;
+			unsigned long long flags;
+			int result;
+			hipStream_t upload;
+		} ip = { NULL, 0, -1, NULL }; /* hipGraphInstantiateParams */
+
+		e = hipGraphInstantiateWithParams(&x, p2, &ip);
+		cstep(opi, 30, e, ip.result);
+	}
+	if (e)
+		goto out;
+	cpriv_helper_start(&c, 1, 2);
+	cstep(opi, 40, hipGraphLaunch(x, c.q), -1);
+	cpriv_finish(opi, &c);
+out:
+	if (x)
+		hipGraphExecDestroy(x);
+	if (p2)
+		hipGraphDestroy(p2);
+	if (p)
+		hipGraphDestroy(p);
+	if (cg)
+		hipGraphDestroy(cg);
+	cpriv_close(opi, &c);
+}
+
+/* spt: the per-thread-default-stream entry points (looked up: the
+ * runtime may not export them, the shim does): a capture begun and
+ * ended with the _spt calls holding a wait (value 2) and a signal (value
+ * 5), launched with hipGraphLaunch_spt: at the helper's point 1 the
+ * signal has not run, and point 5 is there at the end. */
+static void op_spt(int opi)
+{
+	struct cpriv c;
+	typedef hipError_t begin_fn(hipStream_t, int);
+	typedef hipError_t end_fn(hipStream_t, hipGraph_t *);
+	typedef hipError_t launch_fn(hipGraphExec_t, hipStream_t);
+	begin_fn *begin = (begin_fn *)dlsym(RTLD_DEFAULT, "hipStreamBeginCapture_spt");
+	end_fn *end = (end_fn *)dlsym(RTLD_DEFAULT, "hipStreamEndCapture_spt");
+	launch_fn *launch = (launch_fn *)dlsym(RTLD_DEFAULT, "hipGraphLaunch_spt");
+	hipGraph_t g = NULL;
+	hipGraphExec_t x = NULL;
+	hipError_t e;
+
+	if (!begin || !end || !launch)
+		die("spt: the shim's _spt entry points are not found");
+	if (!cpriv_open(opi, &c))
+		return;
+	e = begin(c.q, HX_CAPTURE_MODE_THREAD_LOCAL);
+	cstep(opi, 60, e, -1);
+	if (e == hipErrorNotSupported) { /* the runtime has no _spt capture calls */
+		e = hipStreamBeginCapture(c.q, HX_CAPTURE_MODE_THREAD_LOCAL);
+		cstep(opi, 64, e, -1);
+		end = hipStreamEndCapture;
+	}
+	if (e)
+		goto out;
+	cstep(opi, 61, wait1(c.h, 2, c.q), -1);
+	cstep(opi, 62, signal1(c.h, 5, c.q), -1);
+	e = end(c.q, &g);
+	cstep(opi, 63, e, -1);
+	if (e || !g)
+		goto out;
+	/* hipStreamBeginCaptureToGraph (6.2+; the runtime may have none:
+	 * hipErrorNotSupported): a capture into the graph just made, with
+	 * nothing captured, ended at once: the graph stays what it was */
+	{
+		typedef hipError_t to_graph_fn(hipStream_t, hipGraph_t, const hipGraphNode_t *,
+					       const void *, size_t, int);
+		to_graph_fn *to_graph = (to_graph_fn *)dlsym(RTLD_DEFAULT,
+							     "hipStreamBeginCaptureToGraph");
+		hipGraph_t g2 = NULL;
+
+		e = to_graph ? to_graph(c.q, g, NULL, NULL, 0, HX_CAPTURE_MODE_THREAD_LOCAL)
+			     : hipErrorNotSupported;
+		cstep(opi, 65, e, -1);
+		if (!e) {
+			e = hipStreamEndCapture(c.q, &g2);
+			cstep(opi, 66, e, g2 == g);
+		}
+	}
+	e = hipGraphInstantiateWithFlags(&x, g, 0);
+	cstep(opi, 30, e, -1);
+	if (e)
+		goto out;
+	cpriv_helper_start(&c, 1, 2);
+	cstep(opi, 40, launch(x, c.q), -1);
+	cpriv_finish(opi, &c);
+out:
+	if (x)
+		hipGraphExecDestroy(x);
+	if (g)
+		hipGraphDestroy(g);
+	cpriv_close(opi, &c);
+}
+#endif
+
+/* lookup: a loader's lookups of the semaphore and graph calls, an
+ * ordinary runtime call and a name nobody has, through hipGetProcAddress,
+ * hipGetProcAddress_spt, hipGetDriverEntryPoint(_spt) (found with dlsym:
+ * the runtime may have none) and dlsym / dlvsym of the runtime library's
+ * own handle.  Logged: "L OP HOW NAME RC WHERE", WHERE the object the
+ * pointer lies in: shim, rt (the runtime's library), null, other. */
+static const char *const lookup_names[] = {
+	"hipSignalExternalSemaphoresAsync",
+	"hipWaitExternalSemaphoresAsync",
+	"hipImportExternalSemaphore",
+	"hipDestroyExternalSemaphore",
+	"hipGraphAddExternalSemaphoresSignalNode",
+	"hipGraphExternalSemaphoresWaitNodeGetParams",
+	"hipGraphExecExternalSemaphoresSignalNodeSetParams",
+	"hipGraphLaunch",
+	"hipGraphLaunch_spt",
+	"hipStreamBeginCapture_spt",
+	"hipGraphAddChildGraphNode",
+	"hipGetProcAddress",
+	"hipStreamCreate",
+	"hipExternalMemoryGetMappedMipmappedArray",
+	"hipNoSuchCall",
+};
+
+static const char *where_is(const void *p)
+{
+	Dl_info info;
+
+	if (!p)
+		return "null";
+	if (!dladdr(p, &info) || !info.dli_fname)
+		return "other";
+	if (strstr(info.dli_fname, "libextsem"))
+		return "shim";
+	if (strstr(info.dli_fname, "libamdhip64") || strstr(info.dli_fname, "cpuhip"))
+		return "rt";
+	return "other";
+}
+
+static void op_lookup(int opi, const struct op *o)
+{
+	typedef hipError_t gpa_fn(const char *, void **, int, uint64_t, void *);
+	typedef hipError_t gdep_fn(const char *, void **, unsigned long long, int *);
+	static const char *const soname[] = { "libamdhip64.so.6", "libamdhip64.so.5",
+					      "libamdhip64.so.7", "libamdhip64.so" };
+	bool dl = o->na > 0 && !strcmp(o->a[0], "dl");
+	void *lib = NULL;
+
+	for (unsigned i = 0; i < sizeof(soname) / sizeof(soname[0]) && !lib; i++)
+		lib = dlopen(soname[i], RTLD_NOW | RTLD_NOLOAD);
+	for (unsigned i = 0; i < sizeof(lookup_names) / sizeof(lookup_names[0]); i++) {
+		const char *n = lookup_names[i];
+		void *fn = NULL;
+		int st = 0;
+		hipError_t e;
+
+		if (dl) {
+			if (!lib)
+				die("lookup: the runtime's library is not loaded under a known soname");
+			fn = dlsym(lib, n);
+			wlog("L %d dlsym %s 0 %s", opi, n, where_is(fn));
+			fn = dlvsym(lib, n, "hip_5.3");
+			wlog("L %d dlvsym53 %s 0 %s", opi, n, where_is(fn));
+			fn = dlvsym(lib, n, "hip_4.3");
+			wlog("L %d dlvsym43 %s 0 %s", opi, n, where_is(fn));
+			continue;
+		}
+#if HX_TEST_ABI == 6
+		hipDriverProcAddressQueryResult pst;
+
+		e = hipGetProcAddress(n, &fn, 600, 0, &pst);
+		wlog("L %d proc %s %d %s", opi, n, (int)e, where_is(e ? NULL : fn));
+#endif
+		const char *gn[] = { "hipGetProcAddress_spt", "hipGetDriverEntryPoint",
+				     "hipGetDriverEntryPoint_spt" };
+		for (unsigned k = 0; k < 3; k++) {
+			void *g = dlsym(RTLD_DEFAULT, gn[k]);
+
+			fn = NULL;
+			if (!g) {
+				wlog("L %d %s %s -1 none", opi, gn[k], n);
+				continue;
+			}
+			e = k == 0 ? ((gpa_fn *)g)(n, &fn, 600, 0, &st)
+				   : ((gdep_fn *)g)(n, &fn, 0, &st);
+			wlog("L %d %s %s %d %s", opi, gn[k], n, (int)e, where_is(e ? NULL : fn));
+		}
+	}
+	if (lib)
+		dlclose(lib);
+#if HX_TEST_ABI == 6
+	/* the capability the shim reports (docs/interposition.md): 1 where the
+	 * render node has timeline sync objects, as the test VM's has */
+	if (!dl) {
+		typedef hipError_t props_fn(struct hx_device_prop_r0600 *, int);
+		props_fn *props = (props_fn *)dlsym(RTLD_DEFAULT, "hipGetDevicePropertiesR0600");
+		struct hx_device_prop_r0600 *dp = calloc(1, sizeof(*dp));
+		hipError_t e = props && dp ? props(dp, 0) : hipErrorNotSupported;
+
+		wlog("L %d devprops timelineSemaphoreInteropSupported %d %d", opi, (int)e,
+		     e ? -1 : dp->timelineSemaphoreInteropSupported);
+		free(dp);
+	}
+#endif
+}
+
+static void op_cov(int opi, const struct op *o)
+{
+	unsigned long pre = next_seq();
+	int64_t l0 = shimlog_size();
+
+#if HX_TEST_ABI == 6
+	if (!strcmp(o->name, "nparams"))
+		op_nparams(opi);
+	else if (!strcmp(o->name, "child"))
+		op_child(opi);
+	else if (!strcmp(o->name, "spt"))
+		op_spt(opi);
+	else
+#endif
+	if (!strcmp(o->name, "lookup"))
+		op_lookup(opi, o);
+	else
+		wlog("S %d abi5", opi);
+	rlog(opi, hipSuccess, pre, -1, -1, l0);
+}
+
 static void run_op(int opi, int me)
 {
 	const struct op *o = &ops[opi];
@@ -1437,6 +1990,9 @@ static void run_op(int opi, int me)
 		op_fork(opi, o);
 	else if (!strcmp(o->name, "dlopen"))
 		op_dlopen(opi, o);
+	else if (!strcmp(o->name, "nparams") || !strcmp(o->name, "child") ||
+		 !strcmp(o->name, "spt") || !strcmp(o->name, "lookup"))
+		op_cov(opi, o);
 	else if (o->name[0] == 'g')
 		op_graph(opi, o);
 	else if (o->name[0] == 'p')
