@@ -180,6 +180,7 @@ static int64_t shimlog_size(void)
 static __thread int cur_op = -1; /* the op a driver thread is running */
 static __thread bool thread_called; /* this thread ran an op (a runtime call) */
 static __thread bool thread_used_pts; /* an op of this thread named hipStreamPerThread */
+static atomic_bool null_used; /* an op named the null or the legacy stream */
 static atomic_bool faults_on;
 static unsigned fault_permille;
 static _Atomic uint64_t fault_rng;
@@ -567,10 +568,14 @@ static hipStream_t stream_arg(const struct op *o, int i, int *live, int *qi)
 	*live = -1;
 	if (qi)
 		*qi = -1;
-	if (!strcmp(s, "null"))
+	if (!strcmp(s, "null")) {
+		atomic_store(&null_used, true);
 		return NULL;
-	if (!strcmp(s, "legacy"))
+	}
+	if (!strcmp(s, "legacy")) {
+		atomic_store(&null_used, true);
 		return hipStreamLegacy;
+	}
 	if (!strcmp(s, "pts")) {
 		thread_used_pts = true;
 		return hipStreamPerThread;
@@ -1288,16 +1293,19 @@ static __attribute__((noreturn)) void fork_child(int opi)
 	e = hipStreamSynchronize(st);
 	if (e != hipSuccess)
 		fork_fail(opi, FK_SYNC, e);
-	if (fork_by_exit) {
-		/* `fork exit`: the child ends as a process does, by exit(0),
-		 * with a wait nothing will satisfy pending on its (the forking
-		 * thread's) hipStreamPerThread: docs/streams.md, the exit
-		 * releases it (not on the host-blocking path, where the wait
-		 * would block this thread). */
+	/* `fork exit`: the child ends as a process does, by exit(0), with a
+	 * wait nothing will satisfy pending on its (the forking thread's)
+	 * hipStreamPerThread: docs/streams.md, the exit releases it (not on
+	 * the host-blocking path, where the wait would block this thread).
+	 * Only when the parent's streams the child's exit would tear down
+	 * hold nothing of the parent's (docs/semantics.md: nothing of the
+	 * parent's is the child's): the forking thread never used its
+	 * per-thread stream, nobody used the null or the legacy stream, with
+	 * which the per-thread stream synchronizes.  Otherwise the child ends
+	 * as the plain fork op's does. */
+	if (fork_by_exit && !thread_used_pts && !atomic_load(&null_used)) {
 		if (!hostwait) {
-			/* not a per-thread stream the parent's thread had made:
-			 * nothing of the parent's is the child's (docs/semantics.md) */
-			e = wait1(s, 0, thread_used_pts ? st : hipStreamPerThread);
+			e = wait1(s, 0, hipStreamPerThread);
 			if (e != hipSuccess)
 				fork_fail(opi, FK_WAIT, e);
 		}
@@ -1598,6 +1606,76 @@ static void op_loop(int opi, const struct op *o)
 	rlog(opi, e, pre, -1, -1, l0);
 }
 
+/* ---- many streams that each wait ---------------------------------------
+ * `T fan N S V`: N created streams (non-blocking), each with a wait of S
+ * for V, then a signal of a timeline of its own (point 1) behind it: a
+ * pipeline with a stream per frame in flight.  Nothing else names them;
+ * they go at the drain (fan_cleanup) or with the process. */
+struct fan {
+	int n;
+	hipStream_t *st;
+	hipExternalSemaphore_t *own;
+	uint32_t *h;
+};
+static struct fan fans[MAXOPS];
+static int nfans;
+
+static void op_fan(int opi, const struct op *o)
+{
+	int n = num(o, 0), s = semarg(o, 1);
+	uint64_t v = (uint64_t)num(o, 2);
+	int64_t l0 = shimlog_size();
+	unsigned long pre = next_seq();
+	hipError_t e = hipSuccess, e1;
+	struct fan *f;
+
+	if (n < 1 || n > 256)
+		die("line %d: fan 1..256 streams", o->line);
+	pthread_mutex_lock(&tlock);
+	f = &fans[nfans++];
+	pthread_mutex_unlock(&tlock);
+	f->st = calloc((size_t)n, sizeof(*f->st));
+	f->own = calloc((size_t)n, sizeof(*f->own));
+	f->h = calloc((size_t)n, sizeof(*f->h));
+	if (!f->st || !f->own || !f->h)
+		die("out of memory");
+	for (int i = 0; i < n; i++) {
+		int fd = -1;
+
+		if (hipStreamCreateWithFlags(&f->st[i], hipStreamNonBlocking) != hipSuccess)
+			die("fan: hipStreamCreateWithFlags");
+		f->n = i + 1;
+		if (drmSyncobjCreate(pdrm, 0, &f->h[i]) || drmSyncobjHandleToFD(pdrm, f->h[i], &fd))
+			die("fan: a sync object: %s", strerror(errno));
+		if (import_fd(&f->own[i], fd, true) != hipSuccess) {
+			close(fd); /* a seeded fault */
+			f->own[i] = NULL;
+		}
+		e1 = wait1(sem_handle(s), v, f->st[i]);
+		if (e1 != hipSuccess && e == hipSuccess)
+			e = e1;
+		if (f->own[i])
+			(void)signal1(f->own[i], 1, f->st[i]);
+	}
+	rlog(opi, e, pre, -1, -1, l0);
+}
+
+/* The drain: every wait of S was satisfied by then. */
+static void fan_cleanup(void)
+{
+	for (int k = 0; k < nfans; k++) {
+		struct fan *f = &fans[k];
+
+		for (int i = 0; i < f->n; i++) {
+			(void)hipStreamSynchronize(f->st[i]);
+			if (f->own[i])
+				(void)hipDestroyExternalSemaphore(f->own[i]);
+			(void)hipStreamDestroy(f->st[i]);
+			drmSyncobjDestroy(pdrm, f->h[i]);
+		}
+	}
+}
+
 /* ---- exit-time code that waits -----------------------------------------
  * `T atexit S V STREAM [tls]`: registers, now, exit-time code of the
  * program's that waits for the other side's last signal (docs/streams.md):
@@ -1807,6 +1885,8 @@ static void run_op(int opi, int me)
 		op_loop(opi, o);
 	else if (!strcmp(o->name, "atexit"))
 		op_atexit(opi, o);
+	else if (!strcmp(o->name, "fan"))
+		op_fan(opi, o);
 	else if (o->name[0] == 'g')
 		op_graph(opi, o);
 	else if (o->name[0] == 'p')
@@ -2349,6 +2429,7 @@ int main(int argc, char **argv)
 	for (int q = 0; q < MAXQ; q++)
 		if (atomic_load(&q_state[q]) == 1)
 			hipStreamDestroy(qs[q]);
+	fan_cleanup();
 	atomic_store(&producer_stop, true);
 	pthread_join(th[nworkers + 1], NULL);
 	hipStreamSynchronize(drain_stream);
