@@ -179,6 +179,9 @@ static int64_t shimlog_size(void)
  * (the kernel's fails for a bad handle only, and a failed one would leak
  * the kernel object whatever the shim did). */
 static __thread int cur_op = -1; /* the op a driver thread is running */
+static __thread bool thread_called; /* this thread ran an op (a runtime call) */
+static __thread bool thread_used_pts; /* an op of this thread named hipStreamPerThread */
+static atomic_bool null_used; /* an op named the null or the legacy stream */
 static atomic_bool faults_on;
 static unsigned fault_permille;
 static _Atomic uint64_t fault_rng;
@@ -315,9 +318,20 @@ static const char *mutant(const void *ra)
 	if (!strcmp(m, "drop") || (!strcmp(m, "pollonly") && getenv("HIPEXTSEM_SIGNAL_MODE") &&
 				    !strcmp(getenv("HIPEXTSEM_SIGNAL_MODE"), "poll")))
 		return atomic_exchange(&dropped, true) ? NULL : m;
-	if (!strcmp(m, "pollonly"))
+	if (!strcmp(m, "pollonly") || !strcmp(m, "waitlate"))
 		return NULL;
 	return *m ? m : NULL;
+}
+
+/* HXWORK_MUTANT=waitlate (wait-live): the shim's timeline waits, by
+ * eventfd or by a multi-wait, are made for a point 1000 higher, which only
+ * the drain reaches. */
+static bool wait_mutant(const void *ra)
+{
+	const char *m = getenv("HXWORK_MUTANT");
+
+	return m && !strcmp(m, "waitlate") && (uintptr_t)ra >= shim_lo &&
+	       (uintptr_t)ra < shim_hi && atomic_load(&mutant_on);
 }
 
 /* Each call of the shim's but destroy (the mutant first, on a signal). */
@@ -334,7 +348,23 @@ static enum df_verdict drm_hook(struct df_args *a)
 	}
 	if (a->call == DF_DESTROY)
 		return DF_PASS;
-	return drm_fault(df_name[a->call], a->ra) ? DF_FAIL : DF_PASS;
+	if (drm_fault(df_name[a->call], a->ra))
+		return DF_FAIL;
+	if (a->call == DF_TLWAIT && a->count <= 8 && wait_mutant(a->ra)) {
+		for (uint32_t i = 0; i < a->count; i++)
+			a->scratch[i] = a->points[i] ? a->points[i] + 1000 : 0;
+		a->points = a->scratch;
+	}
+	if (a->call == DF_EVENTFD && wait_mutant(a->ra)) {
+		struct {
+			uint32_t handle, flags;
+			uint64_t point;
+		} *ev = a->arg;
+
+		if (ev->point)
+			ev->point += 1000;
+	}
+	return DF_PASS;
 }
 
 /* ---- syncobj side -------------------------------------------------- */
@@ -419,12 +449,18 @@ static hipStream_t stream_arg(const struct op *o, int i, int *live, int *qi)
 	*live = -1;
 	if (qi)
 		*qi = -1;
-	if (!strcmp(s, "null"))
+	if (!strcmp(s, "null")) {
+		atomic_store(&null_used, true);
 		return NULL;
-	if (!strcmp(s, "legacy"))
+	}
+	if (!strcmp(s, "legacy")) {
+		atomic_store(&null_used, true);
 		return hipStreamLegacy;
-	if (!strcmp(s, "pts"))
+	}
+	if (!strcmp(s, "pts")) {
+		thread_used_pts = true;
 		return hipStreamPerThread;
+	}
 	if (s[0] == 'q') {
 		int q = atoi(s + 1);
 		if (q < 0 || q >= MAXQ)
@@ -693,8 +729,14 @@ static void op_sigwait(int opi, const struct op *o, bool is_signal)
 
 	bool proc = o->na > 3 && !strcmp(o->a[3], "proc");
 	bool dl = o->na > 3 && !strcmp(o->a[3], "dl");
+	/* A thread's first HIP call may be this semaphore call, as in an
+	 * application's interop thread: on a stream only this thread can
+	 * capture (null, legacy, its hipStreamPerThread: none capturing yet)
+	 * the capture status is read after the call, so that no runtime call
+	 * of the driver's comes first. */
+	bool first = !thread_called && live == -1;
 
-	cs = live == 0 || live == -2 ? -1 : capture_status(st);
+	cs = live == 0 || live == -2 || first ? -1 : capture_status(st);
 	l0 = shimlog_size();
 	armed = rt_fault_arm();
 	pre = next_seq();
@@ -704,6 +746,8 @@ static void op_sigwait(int opi, const struct op *o, bool is_signal)
 		e = sigwait_dl(h, v, st, is_signal);
 	else
 		e = is_signal ? signal1(h, v, st) : wait1(h, v, st);
+	if (first)
+		cs = capture_status(st);
 	rlog(opi, e, pre, cs, live, l0);
 	rt_fault_done(opi, armed);
 	if (e == hipSuccess)
@@ -725,6 +769,24 @@ static void op_destroy(int opi, const struct op *o)
 	if (e == hipSuccess && atomic_load(&sem_state[s]) == 1)
 		atomic_store(&sem_state[s], 2);
 	rlog(opi, e, pre, -1, -1, l0);
+}
+
+/* The work op: MS ms of stream work that is not the shim's (a kernel):
+ * cpuhip's delay item, or on a real runtime a host callback that sleeps. */
+static void work_cb(hipStream_t st, hipError_t e, void *p)
+{
+	(void)st;
+	(void)e;
+	sleep_ms((unsigned)(uintptr_t)p);
+}
+
+static hipError_t (*work_delay)(hipStream_t, unsigned); /* looked up in main */
+
+static hipError_t enqueue_work(hipStream_t st, unsigned ms)
+{
+	if (work_delay)
+		return work_delay(st, ms * 1000);
+	return hipStreamAddCallback(st, work_cb, (void *)(uintptr_t)ms, 0);
 }
 
 static void op_stream(int opi, const struct op *o, int me)
@@ -823,6 +885,11 @@ static void op_stream(int opi, const struct op *o, int me)
 			e = hipStreamWaitEvent(st2, ev, 0);
 		rlog(opi, e, pre, cs, live, l0);
 		hipEventDestroy(ev);
+	} else if (!strcmp(o->name, "work")) {
+		pre = next_seq();
+		e = cs == HX_CAPTURE_STATUS_NONE ? enqueue_work(st, (unsigned)num(o, 1))
+						 : hipSuccess; /* no work in a capture */
+		rlog(opi, e, pre, cs, live, l0);
 	} else {
 		die("line %d: unknown op %s", o->line, o->name);
 	}
@@ -997,6 +1064,7 @@ enum {
 };
 
 static atomic_int fork_marks;
+static __thread bool fork_by_exit; /* the fork op's `exit`: the child ends by exit(0) */
 
 static void fork_mark_cb(hipStream_t st, hipError_t e, void *p)
 {
@@ -1106,6 +1174,24 @@ static __attribute__((noreturn)) void fork_child(int opi)
 	e = hipStreamSynchronize(st);
 	if (e != hipSuccess)
 		fork_fail(opi, FK_SYNC, e);
+	/* `fork exit`: the child ends as a process does, by exit(0), with a
+	 * wait nothing will satisfy pending on its (the forking thread's)
+	 * hipStreamPerThread: docs/streams.md, the exit releases it (not on
+	 * the host-blocking path, where the wait would block this thread).
+	 * Only when the parent's streams the child's exit would tear down
+	 * hold nothing of the parent's (docs/semantics.md: nothing of the
+	 * parent's is the child's): the forking thread never used its
+	 * per-thread stream, nobody used the null or the legacy stream, with
+	 * which the per-thread stream synchronizes.  Otherwise the child ends
+	 * as the plain fork op's does. */
+	if (fork_by_exit && !thread_used_pts && !atomic_load(&null_used)) {
+		if (!hostwait) {
+			e = wait1(s, 0, hipStreamPerThread);
+			if (e != hipSuccess)
+				fork_fail(opi, FK_WAIT, e);
+		}
+		exit(0);
+	}
 	e = hipDestroyExternalSemaphore(s);
 	if (e != hipSuccess)
 		fork_fail(opi, FK_DESTROY, e);
@@ -1174,11 +1260,12 @@ static void op_fork(int opi, const struct op *o)
 	int code, sig;
 	unsigned long pre;
 
-	(void)o;
 	if (!forks_allowed(opi))
 		return;
+	fork_by_exit = o->na > 0 && !strcmp(o->a[0], "exit");
 	pre = next_seq();
 	fork_reap(opi, &code, &sig, &ms);
+	fork_by_exit = false;
 	rlog(opi, hipSuccess, pre, -1, -1, l0);
 	wlog("FK %d %d %d %lld", opi, code, sig, (long long)ms);
 }
@@ -1200,10 +1287,14 @@ static pthread_mutex_t ctor_lock = PTHREAD_MUTEX_INITIALIZER;
 static int ctor_sig;
 static int64_t ctor_ms;
 
+static unsigned ctor_delay_ms; /* `dlopen fork MS`: the constructor's work before its fork */
+
 static int ctor_fork(int opi)
 {
 	int code;
 
+	if (ctor_delay_ms)
+		sleep_ms(ctor_delay_ms);
 	fork_reap(opi, &code, &ctor_sig, &ctor_ms);
 	return code;
 }
@@ -1334,6 +1425,7 @@ static void op_dlopen(int opi, const struct op *o)
 	if (fork_it && !forks_allowed(opi))
 		return;
 	pthread_mutex_lock(&ctor_lock);
+	ctor_delay_ms = fork_it && o->na > 1 ? (unsigned)atoi(o->a[1]) : 0;
 	hxwork_ctor_req.fn = fork_it ? ctor_fork : ctor_capture;
 	hxwork_ctor_req.arg = opi;
 	hxwork_ctor_req.result = -1;
@@ -1353,6 +1445,238 @@ static void op_dlopen(int opi, const struct op *o)
 	hxwork_ctor_req.fn = NULL;
 	dlclose(lib);
 	pthread_mutex_unlock(&ctor_lock);
+}
+
+/* ---- a render loop nobody joins ---------------------------------------
+ * `Tn loop`, a worker's last op: on a stream and a timeline semaphore of
+ * its own (no other op names them), 2 ms of work then a signal of the next
+ * point, over and over, as a render thread does, until the drain (then it
+ * waits for its stream and destroys what it made) or the process's end,
+ * which it does not stop for: a return or an exit meanwhile ends a process
+ * where a thread is still signaling. */
+static void op_loop(int opi, const struct op *o)
+{
+	hipExternalSemaphore_t s = NULL;
+	int64_t l0 = shimlog_size();
+	unsigned long pre = next_seq();
+	uint32_t h = 0;
+	hipStream_t st;
+	hipError_t e;
+	int fd = -1;
+
+	(void)o;
+	if (hipStreamCreateWithFlags(&st, hipStreamNonBlocking) != hipSuccess)
+		die("loop: hipStreamCreateWithFlags");
+	if (drmSyncobjCreate(pdrm, 0, &h) || drmSyncobjHandleToFD(pdrm, h, &fd))
+		die("loop: a sync object: %s", strerror(errno));
+	e = import_fd(&s, fd, true);
+	if (e != hipSuccess) {
+		close(fd); /* a seeded fault */
+		s = NULL;
+	}
+	for (uint64_t v = 1; s && !atomic_load(&drain_on) && !atomic_load(&cleanup_go); v++) {
+		(void)enqueue_work(st, 2);
+		(void)signal1(s, v, st); /* a fault may refuse one: the loop goes on */
+		sleep_ms(1);
+	}
+	(void)hipStreamSynchronize(st);
+	if (s)
+		(void)hipDestroyExternalSemaphore(s);
+	(void)hipStreamDestroy(st);
+	drmSyncobjDestroy(pdrm, h);
+	rlog(opi, e, pre, -1, -1, l0);
+}
+
+/* ---- many streams that each wait ---------------------------------------
+ * `T fan N S V`: N created streams (non-blocking), each with a wait of S
+ * for V, then a signal of a timeline of its own (point 1) behind it: a
+ * pipeline with a stream per frame in flight.  Nothing else names them;
+ * they go at the drain (fan_cleanup) or with the process. */
+struct fan {
+	int n;
+	hipStream_t *st;
+	hipExternalSemaphore_t *own;
+	uint32_t *h;
+};
+static struct fan fans[MAXOPS];
+static int nfans;
+
+static void op_fan(int opi, const struct op *o)
+{
+	int n = num(o, 0), s = semarg(o, 1);
+	uint64_t v = (uint64_t)num(o, 2);
+	int64_t l0 = shimlog_size();
+	unsigned long pre = next_seq();
+	hipError_t e = hipSuccess, e1;
+	struct fan *f;
+
+	if (n < 1 || n > 256)
+		die("line %d: fan 1..256 streams", o->line);
+	pthread_mutex_lock(&tlock);
+	f = &fans[nfans++];
+	pthread_mutex_unlock(&tlock);
+	f->st = calloc((size_t)n, sizeof(*f->st));
+	f->own = calloc((size_t)n, sizeof(*f->own));
+	f->h = calloc((size_t)n, sizeof(*f->h));
+	if (!f->st || !f->own || !f->h)
+		die("out of memory");
+	for (int i = 0; i < n; i++) {
+		int fd = -1;
+
+		if (hipStreamCreateWithFlags(&f->st[i], hipStreamNonBlocking) != hipSuccess)
+			die("fan: hipStreamCreateWithFlags");
+		f->n = i + 1;
+		if (drmSyncobjCreate(pdrm, 0, &f->h[i]) || drmSyncobjHandleToFD(pdrm, f->h[i], &fd))
+			die("fan: a sync object: %s", strerror(errno));
+		if (import_fd(&f->own[i], fd, true) != hipSuccess) {
+			close(fd); /* a seeded fault */
+			f->own[i] = NULL;
+		}
+		e1 = wait1(sem_handle(s), v, f->st[i]);
+		if (e1 != hipSuccess && e == hipSuccess)
+			e = e1;
+		if (f->own[i])
+			(void)signal1(f->own[i], 1, f->st[i]);
+	}
+	rlog(opi, e, pre, -1, -1, l0);
+}
+
+/* The drain: every wait of S was satisfied by then. */
+static void fan_cleanup(void)
+{
+	for (int k = 0; k < nfans; k++) {
+		struct fan *f = &fans[k];
+
+		for (int i = 0; i < f->n; i++) {
+			(void)hipStreamSynchronize(f->st[i]);
+			if (f->own[i])
+				(void)hipDestroyExternalSemaphore(f->own[i]);
+			(void)hipStreamDestroy(f->st[i]);
+			drmSyncobjDestroy(pdrm, f->h[i]);
+		}
+	}
+}
+
+/* ---- exit-time code that waits -----------------------------------------
+ * `T atexit S V STREAM [tls]`: registers, now, exit-time code of the
+ * program's that waits for the other side's last signal (docs/streams.md):
+ * an atexit handler, or (tls, on main) a C++ thread_local destructor
+ * (__cxa_thread_atexit_impl, as libstdc++ registers one).  At the exit it
+ * enqueues the wait of S for V on STREAM (a created stream or null) and a
+ * host callback after it, looks 300 ms later whether the callback ran
+ * (XA: the wait passed before anyone signaled S, when nothing had), then
+ * signals S itself through the producer's file and waits up to 5 s for
+ * the callback (XB).  A forked child that exits runs nothing of it. */
+struct exit_wait {
+	int op, s;
+	uint64_t v;
+	char stream[8];
+	bool tls;
+	atomic_int ran;   /* the callback after the wait ran */
+	atomic_bool taken; /* an atexit call ran this entry */
+};
+static struct exit_wait exit_waits[MAXOPS];
+static int n_exit_waits;
+static pid_t driver_pid;
+
+static void exit_wait_cb(hipStream_t st, hipError_t e, void *p)
+{
+	(void)st;
+	(void)e;
+	atomic_store(&((struct exit_wait *)p)->ran, 1);
+}
+
+static void exit_wait_run(void *p)
+{
+	struct exit_wait *x = p;
+	hipStream_t st = NULL;
+	unsigned long pre;
+	int64_t until;
+	uint32_t h;
+	hipError_t e = hipSuccess;
+	bool hostwait;
+	int early;
+
+	if (getpid() != driver_pid)
+		return;
+	if (x->stream[0] == 'q') {
+		int q = atoi(x->stream + 1);
+
+		if (q < 0 || q >= MAXQ || atomic_load(&q_state[q]) != 1) {
+			wlog("XA %d skip", x->op);
+			return;
+		}
+		st = qs[q];
+	}
+	if (atomic_load(&sem_state[x->s]) != 1 || !sem_so[x->s]) {
+		wlog("XA %d skip", x->op);
+		return;
+	}
+	h = sem_so[x->s];
+	/* on the host-blocking path the wait blocks this thread until it
+	 * holds: the signal comes first there, and nothing is looked at */
+	hostwait = getenv("HIPEXTSEM_HOST_WAIT") && atoi(getenv("HIPEXTSEM_HOST_WAIT")) == 1;
+	for (int step = hostwait ? 0 : 1; step < 3; step++) {
+		if (step == 0 || (step == 2 && !hostwait)) {
+			if (sem_kind[x->s] == K_BIN) {
+				drmSyncobjSignal(pdrm, &h, 1);
+			} else {
+				uint64_t cur = query_so(h), v = x->v;
+				if (cur == (uint64_t)-1 || cur < v)
+					drmSyncobjTimelineSignal(pdrm, &h, &v, 1);
+			}
+		}
+		if (step != 1)
+			continue;
+		pre = next_seq();
+		e = wait1(sem[x->s], x->v, st);
+		if (e == hipSuccess &&
+		    hipStreamAddCallback(st, exit_wait_cb, x, 0) != hipSuccess)
+			e = hipErrorUnknown;
+		if (!hostwait)
+			sleep_ms(300);
+		early = hostwait ? -1 : atomic_load(&x->ran);
+		wlog("XA %d %d %lu %d", x->op, (int)e, pre, early);
+	}
+	for (until = now_ns() + 5000000000LL; e == hipSuccess && !atomic_load(&x->ran) &&
+					      now_ns() < until;)
+		sleep_ms(5);
+	wlog("XB %d %d", x->op, atomic_load(&x->ran));
+}
+
+static void exit_wait_atexit(void)
+{
+	/* handlers run last registered first: the newest entry not run */
+	for (int i = n_exit_waits - 1; i >= 0; i--)
+		if (!exit_waits[i].tls && !atomic_exchange(&exit_waits[i].taken, true)) {
+			exit_wait_run(&exit_waits[i]);
+			return;
+		}
+}
+
+extern int __cxa_thread_atexit_impl(void (*fn)(void *), void *obj, void *dso);
+extern void *__dso_handle;
+
+static void op_atexit(int opi, const struct op *o)
+{
+	bool tls = o->na > 3 && !strcmp(o->a[3], "tls");
+	int64_t l0 = shimlog_size();
+	unsigned long pre = next_seq();
+	struct exit_wait *x;
+	int r;
+
+	pthread_mutex_lock(&tlock);
+	x = &exit_waits[n_exit_waits++];
+	pthread_mutex_unlock(&tlock);
+	x->op = opi;
+	x->s = semarg(o, 0);
+	x->v = (uint64_t)num(o, 1);
+	snprintf(x->stream, sizeof(x->stream), "%s", o->na > 2 ? o->a[2] : "null");
+	atomic_store(&x->ran, 0);
+	x->tls = tls;
+	r = tls ? __cxa_thread_atexit_impl(exit_wait_run, x, &__dso_handle)
+		: atexit(exit_wait_atexit);
+	rlog(opi, r ? hipErrorUnknown : hipSuccess, pre, -1, -1, l0);
 }
 
 /* The producer's ops: raw ioctls on its own DRM file. */
@@ -1993,6 +2317,12 @@ static void run_op(int opi, int me)
 	else if (!strcmp(o->name, "nparams") || !strcmp(o->name, "child") ||
 		 !strcmp(o->name, "spt") || !strcmp(o->name, "lookup"))
 		op_cov(opi, o);
+	else if (!strcmp(o->name, "loop"))
+		op_loop(opi, o);
+	else if (!strcmp(o->name, "atexit"))
+		op_atexit(opi, o);
+	else if (!strcmp(o->name, "fan"))
+		op_fan(opi, o);
 	else if (o->name[0] == 'g')
 		op_graph(opi, o);
 	else if (o->name[0] == 'p')
@@ -2175,6 +2505,7 @@ static void *thread_main(void *arg)
 		}
 		cur_op = i;
 		run_op(i, me);
+		thread_called = true;
 		cur_op = -1;
 		turn_done(i);
 	}
@@ -2421,6 +2752,8 @@ int main(int argc, char **argv)
 		die("cannot open the log %s: %s", argv[2], strerror(errno));
 	shimlog = getenv("HIPEXTSEM_LOG_FILE");
 	next_init();
+	driver_pid = getpid();
+	*(void **)&work_delay = dlsym(RTLD_DEFAULT, "cpuhipTestEnqueueDelay");
 	parse(argv[1]);
 	drain = !strcmp(ops[nops - 1].name, "end") && ops[nops - 1].na > 0 &&
 		!strcmp(ops[nops - 1].a[0], "drain");
@@ -2543,6 +2876,7 @@ int main(int argc, char **argv)
 	for (int q = 0; q < MAXQ; q++)
 		if (atomic_load(&q_state[q]) == 1)
 			hipStreamDestroy(qs[q]);
+	fan_cleanup();
 	atomic_store(&producer_stop, true);
 	pthread_join(th[nworkers + 1], NULL);
 	hipStreamSynchronize(drain_stream);
