@@ -172,6 +172,14 @@ MUTANTS = [
          desc="the poll exit drain sees progress only when a batch ends: a long batch of "
               "slow ioctls is cut off and its reached signals are lost",
          drm=r"^shim-poll\.abi[56]\.poll-exit-slow$"),
+    dict(name="poll-exit-drain-per-batch", file="shim/signal_poll.c",
+         edits=[("\t\twait_until(&P.progress, hx_now_ns() + 50000000LL);\n"
+                 "\t\tran = __atomic_load_n(&P.ran, __ATOMIC_RELAXED);",
+                 "\t\twait_until(&P.progress, hx_now_ns() + 50000000LL);\n"
+                 "\t\tran = P.signaled;")],
+         desc="the poll exit drain's first wait sees progress only when a batch ends: "
+              "a record still on the list while a long batch runs is cut off",
+         drm=r"^shim-poll\.abi[56]\.poll-exit-held$"),
     dict(name="poll-held-table-full", file="shim/signal_poll.c",
          edits=[("\t\tif (!held && nblocked == cap)\n"
                  "\t\t\tfor (struct poll_rec *t = P.head; t != r && !held; t = t->next)\n"

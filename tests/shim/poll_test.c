@@ -22,6 +22,9 @@
  *               pending, each of whose ioctls takes 60 ms (a slow or
  *               loaded kernel): every one lands, though they are issued
  *               as one batch that takes longer than the drain's 1 s
+ *   exit-held   the same, points 1 to 39 on one stream and point 40 on
+ *               another behind 1.5 s of work: while the long batch runs,
+ *               a record is still on the list, and every one lands
  *   paths       a poll signal, then on the same stream a signal the
  *               runtime's callback thread runs (graph node, captured,
  *               direct during a live capture): never issued out of order
@@ -368,7 +371,19 @@ int drmSyncobjTimelineSignal(int fd, const uint32_t *handles, uint64_t *points,
 	return real(fd, handles, points, count);
 }
 
+static void exit_slow(const char *child);
+
 static void case_exit_slow(void)
+{
+	exit_slow("exit-slow-child");
+}
+
+static void case_exit_held(void)
+{
+	exit_slow("exit-held-child");
+}
+
+static void exit_slow(const char *child)
 {
 	uint32_t h = so_create(drm, false);
 	int fd = so_export(drm, h);
@@ -384,7 +399,7 @@ static void case_exit_slow(void)
 	if (pid == 0) {
 		fcntl(fd, F_SETFD, 0); /* kept across exec */
 		setenv("HX_TEST_SLOW_SIGNAL_MS", "60", 1);
-		execl(self_exe, self_exe, "exit-slow-child", arg, (char *)NULL);
+		execl(self_exe, self_exe, child, arg, (char *)NULL);
 		_exit(127);
 	}
 	close(fd);
@@ -407,6 +422,25 @@ static void case_exit_slow_child(void)
 	stream_delay(st, 300000);
 	for (int i = 1; i <= SLOW_N; i++)
 		HIPCHECK(signal1(s, (uint64_t)i, st));
+	expect_poll_thread();
+}
+
+/* Points 1 to SLOW_N - 1 behind 100 ms of work on one stream, the last
+ * behind 1.5 s on another: its record waits on the list while the batch
+ * of the others runs (about 2.3 s). */
+static void case_exit_held_child(void)
+{
+	hipExternalSemaphore_t s = NULL;
+	hipStream_t st, late;
+
+	HIPCHECK(import_fd(&s, atoi(child_fd), true));
+	HIPCHECK(hipStreamCreate(&st));
+	HIPCHECK(hipStreamCreate(&late));
+	stream_delay(st, 100000);
+	stream_delay(late, 1500000);
+	for (int i = 1; i < SLOW_N; i++)
+		HIPCHECK(signal1(s, (uint64_t)i, st));
+	HIPCHECK(signal1(s, SLOW_N, late));
 	expect_poll_thread();
 }
 
@@ -613,6 +647,7 @@ static const struct {
 	{ "exit-busy", case_exit_busy },
 	{ "many-held", case_many_held },
 	{ "exit-slow", case_exit_slow }, { "exit-slow-child", case_exit_slow_child },
+	{ "exit-held", case_exit_held }, { "exit-held-child", case_exit_held_child },
 	{ "idle", case_idle },	     { "order", case_order }, { "prior-work", case_prior_work },
 	{ "fork", case_fork },	     { "exit", case_exit },   { "exit-child", case_exit_child },
 };
