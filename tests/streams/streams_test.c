@@ -35,6 +35,12 @@
  *                       event) and the main thread only imported and
  *                       queued per-thread-stream work behind it: the
  *                       release must not depend on which thread waited
+ *   exit-late-wait-worker
+ *                       the main thread makes no HIP call: a worker
+ *                       leaves a wait pending on the null stream and
+ *                       registers an atexit handler whose own wait on the
+ *                       null stream must pass once it signals it (the
+ *                       release runs at the start of exit())
  *   exit-lock-held      the same when another thread is inside the shim's
  *                       registry lock when main returns, and stays there
  *                       300 ms (the test build libextsem-noise.so calls
