@@ -351,12 +351,6 @@ static thread_atexit_fn *global_thread_atexit_get(void)
  * runtime's fork handler for the runtime's lock, a deadlock.  In a
  * constructor the loader lock is this thread's already.
  */
-__attribute__((constructor)) static void exit_lookups(void)
-{
-	(void)thread_atexit_real();
-	(void)global_thread_atexit_get();
-}
-
 static int register_exit_hook(void)
 {
 	thread_atexit_fn *f = global_thread_atexit_get();
@@ -369,6 +363,27 @@ static int register_exit_hook(void)
 static bool on_main_thread(void)
 {
 	return syscall(SYS_gettid) == getpid();
+}
+
+/*
+ * Also, when the library is loaded on the main thread (LD_PRELOAD), the
+ * hook goes on the main thread's list at once.  The main thread may never
+ * call the shim or the runtime (workers do all the semaphore work and
+ * main only joins them and returns): without an entry of its own there,
+ * nothing would release the waits pending at exit before the program's
+ * atexit handlers registered after the first wait, which run before the
+ * shim's atexit handler; a wait such a handler enqueues behind a pending
+ * wait on the same stream could then never pass
+ * (streams.*.exit-late-wait-worker).  The hook does nothing until the
+ * first import, signal, wait or launch sets the release; registrations
+ * made later on the main thread get a newer entry (hx_thread_atexit_impl).
+ */
+__attribute__((constructor)) static void exit_lookups(void)
+{
+	(void)thread_atexit_real();
+	(void)global_thread_atexit_get();
+	if (on_main_thread())
+		(void)register_exit_hook();
 }
 
 /* Exported as __cxa_thread_atexit_impl@@GLIBC_2.18 (libextsem.map). */

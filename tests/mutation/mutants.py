@@ -150,6 +150,15 @@ MUTANTS = [
          desc="the exit hook's release makes every later wait pass at once: a wait of the "
               "program's own exit-time code passes before its semaphore is signaled",
          drm=r"^streams\.abi[56]\.exit-late-wait-(atexit|dtor)$"),
+    dict(name="exit-hook-not-at-load", file="shim/streams.c",
+         edits=[("\t(void)global_thread_atexit_get();\n\tif (on_main_thread())\n"
+                 "\t\t(void)register_exit_hook();\n",
+                 "\t(void)global_thread_atexit_get();\n")],
+         desc="the exit hook is not put on the main thread's list at load: when main never "
+              "calls the runtime, the waits pending at exit are released only after the "
+              "program's later atexit handlers, and a wait one of them enqueues behind a "
+              "pending one never passes",
+         drm=r"^streams\.abi[56]\.exit-late-wait-worker$"),
     dict(name="fork-child-keeps-exit-state", file="shim/streams.c",
          edits=[("\tif (hx_exit_hook_state == 2)\n\t\thx_exit_hook_state = 0;\n", "")],
          desc="a child forked by a worker thread never sets the exit release up: its exit "

@@ -35,6 +35,12 @@
  *                       event) and the main thread only imported and
  *                       queued per-thread-stream work behind it: the
  *                       release must not depend on which thread waited
+ *   exit-late-wait-worker
+ *                       the main thread makes no HIP call: a worker
+ *                       leaves a wait pending on the null stream and
+ *                       registers an atexit handler whose own wait on the
+ *                       null stream must pass once it signals it (the
+ *                       release runs at the start of exit())
  *   exit-lock-held      the same when another thread is inside the shim's
  *                       registry lock when main returns, and stays there
  *                       300 ms (the test build libextsem-noise.so calls
@@ -335,13 +341,48 @@ static void exit_tls_check(void)
 	_exit(load64(xw.flag) == 1 ? 0 : 1);
 }
 
+/* The main thread makes no HIP call at all: a worker imports, leaves a
+ * wait pending on the null stream that is never satisfied, and registers
+ * the exit-time wait (on the null stream too, behind the pending one)
+ * after the process's first wait, so the handler runs before the shim's
+ * own atexit handler.  The release of the waits pending at exit must
+ * still run at the start of exit(), or the exit-time wait cannot pass
+ * once its semaphore is signaled and hipStreamSynchronize in the handler
+ * never returns. */
+static void *late_wait_worker(void *unused)
+{
+	uint32_t h;
+	hipExternalSemaphore_t s = sem_import_new(drm, &h, true);
+
+	(void)unused;
+	xw.drm = drm;
+	xw.s = sem_import_new(drm, &xw.h, false);
+	xw.flag = pinned(8);
+	xw.st = NULL;
+	HIPCHECK(wait1(s, 1, NULL));
+	atexit(exit_time_wait);
+	return NULL;
+}
+
+static int child_late_wait_worker(void)
+{
+	pthread_t t;
+
+	CHECK(pthread_create(&t, NULL, late_wait_worker, NULL) == 0, "pthread_create");
+	CHECK(pthread_join(t, NULL) == 0, "pthread_join");
+	return 0;
+}
+
 /* The child: a wait that is never satisfied, then the end of the process. */
 static int child(const char *how)
 {
 	uint32_t h;
-	hipExternalSemaphore_t s = sem_import_new(drm, &h, true);
+	hipExternalSemaphore_t s;
 	hipStream_t st = hipStreamPerThread;
 
+	if (strstr(how, "late-wait-worker"))
+		return child_late_wait_worker();
+	s = sem_import_new(drm, &h, true);
 	if (strstr(how, "lock-held")) {
 		/* A wait pending on the main thread's per-thread stream,
 		 * whose teardown in exit() waits for it; main returns while
@@ -551,6 +592,11 @@ static void exit_late_wait_tls(void)
 	exit_pending("late-wait-tls");
 }
 
+static void exit_late_wait_worker(void)
+{
+	exit_pending("late-wait-worker");
+}
+
 /* A child forked by a worker thread that had made semaphore calls: the
  * forking thread is the child's main thread, and the child's exit must
  * release its pending wait on hipStreamPerThread as any process's does. */
@@ -729,6 +775,7 @@ static const struct {
 	{ "exit-late-wait-atexit", exit_late_wait_atexit },
 	{ "exit-late-wait-dtor", exit_late_wait_dtor },
 	{ "exit-late-wait-tls", exit_late_wait_tls },
+	{ "exit-late-wait-worker", exit_late_wait_worker },
 	{ "exit-fork-worker", exit_fork_worker },
 	{ "exit-lock-held", exit_lock_held },
 	{ "thread-exit-keeps", thread_exit_keeps },
