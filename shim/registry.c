@@ -52,6 +52,9 @@ static void init_once_fn(void)
 
 bool hx_reg_init(void)
 {
+	/* First, outside init_once: the runtime's look-ups take glibc's
+	 * loader lock (runtime.c: rt_lookup). */
+	(void)hx_runtime_init();
 	pthread_once(&init_once, init_once_fn);
 	/* The graph calls and the import, before any lock of theirs. */
 	if (hx_rt.ok)

@@ -165,15 +165,31 @@ static enum hx_abi detect_abi(enum hx_abi *by_name, enum hx_abi *by_soname)
 	return abi;
 }
 
-static void resolve(void)
+/*
+ * What resolve() needs from glibc's loader: every lookup (dlsym, dlopen
+ * with RTLD_NOLOAD, dladdr) takes glibc's loader lock.  They are made
+ * before rt_once, by each thread that comes first, into a record of its
+ * own: made inside the once, a thread waiting there for the loader lock
+ * (held by another thread's dlopen while a plugin's constructor runs)
+ * would hold up that constructor's own first call of the shim, which
+ * waits for the once -- a deadlock no runtime has without the shim
+ * (streams.*.ctor-first-call).  The first record published is the one
+ * the once reads; a later one is freed.
+ */
+struct rt_lookup {
+	struct hx_runtime rt;
+	bool no_runtime;       /* libamdhip64 in neither scope */
+	const char *missing;   /* a required symbol the runtime lacks */
+	bool pinned;
+	char pin_error[160];
+};
+
+static struct rt_lookup *_Atomic rt_staged;
+
+static void lookup(struct rt_lookup *l)
 {
 	void *handle = RTLD_NEXT;
-	enum hx_abi by_path, by_soname, by_version;
-	const char *forced;
 	Dl_info info;
-
-	hx_log_init();
-	memset(&hx_rt, 0, sizeof(hx_rt));
 
 	/* RTLD_NEXT finds the runtime the application links against.  A
 	 * runtime that was dlopen()ed with RTLD_LOCAL is not in that scope:
@@ -181,21 +197,20 @@ static void resolve(void)
 	if (!dlsym(RTLD_NEXT, "hipStreamWaitValue64")) {
 		handle = find_handle();
 		if (!handle) {
-			hx_err("libamdhip64 is not loaded: the shim has no runtime to drive");
+			l->no_runtime = true;
 			return;
 		}
 	}
-
-	hx_rt.ok = true;
+	l->rt.ok = true;
 	for (size_t i = 0; i < sizeof(runtime_syms) / sizeof(runtime_syms[0]); i++) {
 		void *p = dlsym(handle, runtime_syms[i].name);
-		memcpy((char *)&hx_rt + runtime_syms[i].offset, &p, sizeof(p));
-		if (!p && runtime_syms[i].required) {
-			hx_err("the HIP runtime lacks %s, which the shim needs", runtime_syms[i].name);
-			hx_rt.ok = false;
+		memcpy((char *)&l->rt + runtime_syms[i].offset, &p, sizeof(p));
+		if (!p && runtime_syms[i].required && !l->missing) {
+			l->missing = runtime_syms[i].name;
+			l->rt.ok = false;
 		}
 	}
-	if (!hx_rt.ok)
+	if (!l->rt.ok)
 		return;
 	/* Entry points of clr's nodes after hip_6.2 (hip_hcc.map.in: hip_6.4
 	 * hipStreamBatchMemOp and hipEventRecordWithFlags, hip_6.5
@@ -205,17 +220,51 @@ static void resolve(void)
 	 * gone (streams.c). */
 	for (size_t i = 0; i < sizeof(newer_syms) / sizeof(newer_syms[0]); i++)
 		if (dlsym(handle, newer_syms[i]))
-			hx_rt.newer_than_6_2 = true;
+			l->rt.newer_than_6_2 = true;
 
-	if (dladdr((void *)hx_rt.StreamWaitValue64, &info) && info.dli_fname) {
-		snprintf(hx_rt.path, sizeof(hx_rt.path), "%s", info.dli_fname);
+	l->pinned = true;
+	if (dladdr((void *)l->rt.StreamWaitValue64, &info) && info.dli_fname) {
+		snprintf(l->rt.path, sizeof(l->rt.path), "%s", info.dli_fname);
 		/* Hold a reference of our own: RTLD_NEXT takes none, so an
 		 * application that dlopen()ed the runtime could dlclose() it
 		 * and leave every pointer above dangling (the shim is
-		 * nodelete and outlives it).  Never released. */
-		if (!dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD))
-			hx_warn("cannot pin the HIP runtime %s: %s", info.dli_fname, dlerror());
+		 * nodelete and outlives it).  Never released (each thread
+		 * that looked up takes one). */
+		if (!dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD)) {
+			const char *e = dlerror();
+
+			l->pinned = false;
+			snprintf(l->pin_error, sizeof(l->pin_error), "%s", e ? e : "?");
+		}
 	}
+}
+
+static void resolve(void)
+{
+	struct rt_lookup *l = atomic_load_explicit(&rt_staged, memory_order_acquire), own;
+	enum hx_abi by_path, by_soname, by_version;
+	const char *forced;
+
+	hx_log_init();
+	if (!l) {
+		/* no record (out of memory): looked up here */
+		memset(&own, 0, sizeof(own));
+		lookup(&own);
+		l = &own;
+	}
+	memcpy(&hx_rt, &l->rt, sizeof(hx_rt));
+	if (l->no_runtime) {
+		hx_err("libamdhip64 is not loaded: the shim has no runtime to drive");
+		return;
+	}
+	if (l->missing) {
+		hx_err("the HIP runtime lacks %s, which the shim needs", l->missing);
+		return;
+	}
+	if (!hx_rt.ok)
+		return;
+	if (!l->pinned)
+		hx_warn("cannot pin the HIP runtime %s: %s", hx_rt.path, l->pin_error);
 
 	hx_rt.abi = detect_abi(&by_path, &by_soname);
 	by_version = hx_abi_from_version(hx_rt.version);
@@ -251,7 +300,23 @@ static void resolve(void)
 
 bool hx_runtime_init(void)
 {
-	pthread_once(&rt_once, resolve);
+	static atomic_bool resolved;
+
+	if (!atomic_load_explicit(&resolved, memory_order_acquire)) {
+		if (!atomic_load_explicit(&rt_staged, memory_order_acquire)) {
+			struct rt_lookup *l = calloc(1, sizeof(*l)), *none = NULL;
+
+			if (l) {
+				lookup(l);
+				if (!atomic_compare_exchange_strong_explicit(
+					    &rt_staged, &none, l, memory_order_acq_rel,
+					    memory_order_acquire))
+					free(l);
+			}
+		}
+		pthread_once(&rt_once, resolve);
+		atomic_store_explicit(&resolved, true, memory_order_release);
+	}
 	return hx_rt.ok;
 }
 

@@ -170,6 +170,12 @@ MUTANTS = [
          desc="a thread's runtime state is made inside the capture guard: a fork from a "
               "dlopen'd constructor deadlocks",
          drm=r"^streams\.abi6\.fork-ctor-(signal|wait)$"),
+    dict(name="runtime-lookups-in-once", file="shim/runtime.c",
+         edits=[("\t\tif (!atomic_load_explicit(&rt_staged, memory_order_acquire)) {",
+                 "\t\tif (0 && !atomic_load_explicit(&rt_staged, memory_order_acquire)) {")],
+         desc="the runtime's look-ups (dlsym, which takes glibc's loader lock) are made "
+              "inside the once: a first call racing a plugin constructor's deadlocks",
+         drm=r"^streams\.abi6\.fork-ctor-first$"),
     dict(name="poll-exit-waits-new", file="shim/signal_poll.c",
          edits=[("\tP.draining = true;\n\tlast_done = __atomic_load_n(&P.ran, __ATOMIC_RELAXED);",
                  "\tlast_done = __atomic_load_n(&P.ran, __ATOMIC_RELAXED);")],

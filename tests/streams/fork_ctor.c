@@ -11,6 +11,11 @@
  *
  *   fork-ctor CALL    CALL: signal, wait or launch (a graph with a wait
  *                     node); the program must end, and the call succeed.
+ *   fork-ctor first   the worker's import is the process's first call of
+ *                     the shim, and the constructor calls the shim too
+ *                     (after 500 ms, the loader lock still held): the
+ *                     shim's set-up must not wait for the loader's lock
+ *                     in a once the constructor's call waits for.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -31,7 +36,13 @@ static void hook(void)
 {
 	atomic_store(&in_ctor, 1);
 	sleep_ms(500); /* the worker makes its first call meanwhile */
+	if (!strcmp(call, "first"))
+		CHECK(hipDestroyExternalSemaphore(NULL) != hipSuccess,
+		      "hipDestroyExternalSemaphore(NULL) succeeded");
 }
+
+static int first_drm;
+static uint32_t first_h;
 
 static hipGraphExec_t wait_exec(void)
 {
@@ -58,7 +69,9 @@ static void *worker(void *arg)
 	while (!atomic_load(&in_ctor))
 		sleep_ms(1);
 	sleep_ms(50);
-	if (!strcmp(call, "signal"))
+	if (!strcmp(call, "first"))
+		worker_err = import_fd(&sem, so_export(first_drm, first_h), false);
+	else if (!strcmp(call, "signal"))
 		worker_err = signal1(sem, 0, stream);
 	else if (!strcmp(call, "wait"))
 		worker_err = wait1(sem, 0, stream);
@@ -77,14 +90,19 @@ int main(int argc, char **argv)
 	void *lib;
 
 	CHECK(argc == 2 && (!strcmp(argv[1], "signal") || !strcmp(argv[1], "wait") ||
-			    !strcmp(argv[1], "launch")),
-	      "usage: fork-ctor signal|wait|launch");
+			    !strcmp(argv[1], "launch") || !strcmp(argv[1], "first")),
+	      "usage: fork-ctor signal|wait|launch|first");
 	CHECK(expect_shim(), "run with the shim (HX_TEST_EXPECT=shim)");
 	call = argv[1];
 	alarm(60);
-	sem = sem_import_new(drm, &h, false);
 	HIPCHECK(hipStreamCreate(&stream));
-	if (strcmp(call, "signal"))
+	if (!strcmp(call, "first")) {
+		first_drm = drm;
+		first_h = h = so_create(drm, false);
+	} else {
+		sem = sem_import_new(drm, &h, false);
+	}
+	if (strcmp(call, "signal") && strcmp(call, "first"))
 		so_signal(drm, h, 0); /* the wait passes */
 	if (!strcmp(call, "launch"))
 		x = wait_exec();
