@@ -52,6 +52,7 @@
 #include <stdatomic.h>
 #include <link.h>
 #include <sys/socket.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -278,6 +279,73 @@ static void rt_fault_done(int opi, int armed)
 		wlog("FH %d rt-hostfn", opi);
 	if (taken & RT_FAIL_EVENT_RECORD)
 		wlog("FH %d rt-eventrecord", opi);
+}
+
+/* ---- coverage runs (hxwork cov: HXWORK_COV_DUMP) ----------------------
+ * A fork op's child ends with _exit, which skips libgcov's write-out: the
+ * counters of the shim's atfork child handlers, and of everything the
+ * child did, would be lost.  libgcov is linked into the shim with hidden
+ * visibility (each object carries its own copy), so dlsym cannot see its
+ * write-out; its address comes from the symbol table of the shim's file
+ * (a b_coverage build is not stripped): __gcov_dump when the shim refers
+ * to it, else __gcov_exit, the destructor that exit() would run (GCC 12's
+ * libgcov links only what is referenced).  Looked up at start, called in
+ * the child just before _exit. */
+static void (*cov_dump)(void);
+
+static int find_cov_dump(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	(void)arg;
+	if (!info->dlpi_name || !strstr(info->dlpi_name, "libextsem"))
+		return 0;
+	int fd = open(info->dlpi_name, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	void *m;
+
+	if (fd < 0)
+		return 1;
+	if (fstat(fd, &st) || st.st_size < (off_t)sizeof(ElfW(Ehdr))) {
+		close(fd);
+		return 1;
+	}
+	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return 1;
+	const ElfW(Ehdr) *eh = m;
+	const ElfW(Shdr) *sh = (const ElfW(Shdr) *)((const char *)m + eh->e_shoff);
+
+	for (int i = 0; eh->e_shoff && i < eh->e_shnum; i++) {
+		if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= eh->e_shnum)
+			continue;
+		const ElfW(Sym) *sym = (const ElfW(Sym) *)((const char *)m + sh[i].sh_offset);
+		const char *str = (const char *)m + sh[sh[i].sh_link].sh_offset;
+
+		for (size_t k = 0; k < sh[i].sh_size / sizeof(*sym); k++)
+			if (ELF64_ST_TYPE(sym[k].st_info) == STT_FUNC && sym[k].st_value &&
+			    (!strcmp(str + sym[k].st_name, "__gcov_dump") ||
+			     !strcmp(str + sym[k].st_name, "__gcov_exit")))
+				*(void **)&cov_dump = (void *)(info->dlpi_addr + sym[k].st_value);
+	}
+	munmap(m, (size_t)st.st_size);
+	return 1;
+}
+
+static void cov_setup(void)
+{
+	if (!getenv("HXWORK_COV_DUMP"))
+		return;
+	dl_iterate_phdr(find_cov_dump, NULL);
+	if (!cov_dump)
+		die("HXWORK_COV_DUMP: no __gcov_dump in the shim (not a b_coverage build?)");
+}
+
+static __attribute__((noreturn)) void child_exit(int code)
+{
+	if (cov_dump)
+		cov_dump();
+	_exit(code);
 }
 
 /* The failing libdrm definitions are the harness's (hxtest.h, hxfault.c):
@@ -1082,7 +1150,7 @@ static __attribute__((noreturn)) void fork_fail(int opi, int step, int rc)
 			 step, rc);
 
 	(void)!write(2, buf, (size_t)n);
-	_exit(step);
+	child_exit(step);
 }
 
 static bool fork_marks_reach(int n, int64_t until)
@@ -1200,7 +1268,7 @@ static __attribute__((noreturn)) void fork_child(int opi)
 		fork_fail(opi, FK_SDESTROY, e);
 	drmSyncobjDestroy(drm, h);
 	close(drm);
-	_exit(0);
+	child_exit(0);
 }
 
 /* fork() from this thread while the others may be inside any call; the
@@ -2763,6 +2831,7 @@ int main(int argc, char **argv)
 		watch_fd = atoi(getenv("HXWORK_WATCH_FD"));
 	t_start = now_ns();
 	faults_setup();
+	cov_setup();
 	for (int s = 0; s < MAXSEM; s++)
 		snprintf(bogus[s], sizeof(bogus[s]), "not a semaphore %d", s);
 
