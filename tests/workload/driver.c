@@ -52,6 +52,7 @@
 #include <stdatomic.h>
 #include <link.h>
 #include <sys/socket.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -1788,6 +1789,11 @@ static void op_producer(int opi, const struct op *o)
  * have run: a wait that passes early shows the later point), then the
  * point the current wait value names.  Waiting for the stream is bounded
  * (CWAIT_MS): a stream that never finishes is logged, not hung on. */
+static void cstep(int opi, int step, int rc, long long v)
+{
+	wlog("C %d %d %d %lld", opi, step, rc, v);
+}
+
 #define CWAIT_MS 10000
 #if HX_TEST_ABI == 6
 struct cpriv {
@@ -1800,11 +1806,6 @@ struct cpriv {
 	int opi;
 	int mode; /* the thread's capture interaction mode before the op */
 };
-
-static void cstep(int opi, int step, int rc, long long v)
-{
-	wlog("C %d %d %d %lld", opi, step, rc, v);
-}
 
 static void *cpriv_helper(void *arg)
 {
@@ -2307,6 +2308,135 @@ static void op_lookup(int opi, const struct op *o)
 #endif
 }
 
+/* The bad-input op: every malformed call of docs/semantics.md ("Errors"),
+ * each logged as a step ("C OP STEP RC VALUE") for hxwork's model (CSTEPS
+ * 'bad'): the import's NULL out or descriptor, fds that are not sync
+ * objects, unsupported and unknown types; signal and wait with NULL
+ * arrays, a NULL element, flags, a zero count, a handle never made or
+ * destroyed, a timeline signal of 0, a destroyed stream; destroy of NULL
+ * and twice.  A refused call has no effect: the op's timeline (signalled
+ * by a refused two-semaphore signal whose second element is bad) shows
+ * point 0 after it (step 30's value).  Both ABIs. */
+static hipError_t bad_signal(hipExternalSemaphore_t *s, unsigned n, uint64_t v, unsigned flags,
+			     hipStream_t st, bool wait, bool null_params)
+{
+	test_signal_params sp[2];
+	test_wait_params wp[2];
+
+	memset(sp, 0, sizeof(sp));
+	memset(wp, 0, sizeof(wp));
+	for (int i = 0; i < 2; i++) {
+		sp[i].params.fence.value = wp[i].params.fence.value = v;
+		sp[i].flags = wp[i].flags = flags;
+	}
+	if (wait)
+		return hipWaitExternalSemaphoresAsync(
+			s, null_params ? NULL : (const hipExternalSemaphoreWaitParams *)wp, n, st);
+	return hipSignalExternalSemaphoresAsync(
+		s, null_params ? NULL : (const hipExternalSemaphoreSignalParams *)sp, n, st);
+}
+
+static hipError_t bad_import(hipExternalSemaphore_t *out, int type, int fd, bool null_desc)
+{
+	test_desc d;
+
+	memset(&d, 0, sizeof(d));
+	d.type = type;
+	d.handle.fd = fd;
+	return hipImportExternalSemaphore(out, null_desc ? NULL :
+					  (const hipExternalSemaphoreHandleDesc *)&d);
+}
+
+static void op_bad(int opi)
+{
+	hipExternalSemaphore_t h = NULL, dead = NULL, pair[2], out = NULL, nul[1] = {NULL};
+	hipStream_t q = NULL, gone = NULL;
+	uint32_t so = 0, dso = 0, fso = 0;
+	int p[2] = {-1, -1}, efd, sfd = -1, fd = -1;
+	hipError_t e;
+
+	if (drmSyncobjCreate(pdrm, 0, &so) || drmSyncobjHandleToFD(pdrm, so, &fd))
+		die("bad op: sync object: %s", strerror(errno));
+	e = bad_import(&h, HX_SEM_HANDLE_TIMELINE_FD, fd, false);
+	cstep(opi, 1, e, -1);
+	if (e) {
+		close(fd);
+		drmSyncobjDestroy(pdrm, so);
+		return;
+	}
+	e = hipStreamCreateWithFlags(&q, hipStreamNonBlocking);
+	cstep(opi, 2, e, -1);
+	/* the import */
+	cstep(opi, 3, bad_import(NULL, HX_SEM_HANDLE_OPAQUE_FD, fd, false), -1);
+	cstep(opi, 4, bad_import(&out, HX_SEM_HANDLE_OPAQUE_FD, fd, true), -1);
+	cstep(opi, 5, bad_import(&out, HX_SEM_HANDLE_OPAQUE_FD, -1, false), -1);
+	cstep(opi, 6, bad_import(&out, HX_SEM_HANDLE_TIMELINE_FD, 0, false), -1);
+	if (pipe2(p, O_CLOEXEC))
+		die("bad op: pipe: %s", strerror(errno));
+	cstep(opi, 7, bad_import(&out, HX_SEM_HANDLE_OPAQUE_FD, p[0], false), -1);
+	cstep(opi, 8, bad_import(&out, HX_SEM_HANDLE_TIMELINE_FD, p[1], false), -1);
+	efd = eventfd(0, EFD_CLOEXEC);
+	cstep(opi, 9, bad_import(&out, HX_SEM_HANDLE_OPAQUE_FD, efd, false), -1);
+	cstep(opi, 10, bad_import(&out, 2 /* OpaqueWin32 */, fd, false), -1);
+	cstep(opi, 11, bad_import(&out, 6 /* NvSciSync */, fd, false), -1);
+	cstep(opi, 12, bad_import(&out, 77, fd, false), -1);
+	/* a sync_file given as a timeline (type 9): refused */
+	if (!drmSyncobjCreate(pdrm, DRM_SYNCOBJ_CREATE_SIGNALED, &fso) &&
+	    !drmSyncobjExportSyncFile(pdrm, fso, &sfd))
+		cstep(opi, 13, bad_import(&out, HX_SEM_HANDLE_TIMELINE_FD, sfd, false), -1);
+	/* the device's own fd: not a sync object */
+	cstep(opi, 14, bad_import(&out, HX_SEM_HANDLE_OPAQUE_FD, pdrm, false), -1);
+	/* signal and wait */
+	for (int w = 0; w <= 1; w++) {
+		int b = 15 + 10 * w;
+
+		cstep(opi, b, bad_signal(NULL, 1, 1, 0, q, w, false), -1);
+		cstep(opi, b + 1, bad_signal(&h, 1, 1, 0, q, w, true), -1);
+		cstep(opi, b + 2, bad_signal(&h, 0, 1, 0, q, w, false), -1);
+		cstep(opi, b + 3, bad_signal(nul, 1, 1, 0, q, w, false), -1);
+		cstep(opi, b + 4, bad_signal(&h, 1, 1, 1, q, w, false), -1);
+		pair[0] = h;
+		pair[1] = (hipExternalSemaphore_t)bogus[59];
+		cstep(opi, b + 5, bad_signal(pair, 2, 1, 0, q, w, false), -1);
+		if (!dead) {
+			dead = sem_import_new(pdrm, &dso, false);
+			hipDestroyExternalSemaphore(dead);
+		}
+		pair[1] = dead;
+		cstep(opi, b + 6, bad_signal(pair, 2, 1, 0, q, w, false), -1);
+		if (!w)
+			cstep(opi, b + 7, bad_signal(&h, 1, 0, 0, q, w, false), -1);
+		/* a destroyed stream: cpuhip's check (the real runtimes may
+		 * crash on a freed stream: not made there) */
+		if (!getenv("HXWORK_START_RUNTIME")) {
+			if (!gone && hipStreamCreateWithFlags(&gone, hipStreamNonBlocking) == hipSuccess)
+				hipStreamDestroy(gone);
+			if (gone)
+				cstep(opi, b + 8, bad_signal(&h, 1, 1, 0, gone, w, false), -1);
+		}
+	}
+	if (q)
+		hipStreamSynchronize(q);
+	/* nothing of the refused calls took effect */
+	cstep(opi, 35, 0, (long long)query_so(so));
+	cstep(opi, 36, hipDestroyExternalSemaphore(NULL), -1);
+	cstep(opi, 37, hipDestroyExternalSemaphore(h), -1);
+	cstep(opi, 38, hipDestroyExternalSemaphore(h), -1);
+	if (q)
+		hipStreamDestroy(q);
+	if (dso)
+		drmSyncobjDestroy(pdrm, dso);
+	if (fso)
+		drmSyncobjDestroy(pdrm, fso);
+	drmSyncobjDestroy(pdrm, so);
+	for (int i = 0; i < 2; i++)
+		close(p[i]);
+	if (efd >= 0)
+		close(efd);
+	if (sfd >= 0)
+		close(sfd);
+}
+
 static void op_cov(int opi, const struct op *o)
 {
 	unsigned long pre = next_seq();
@@ -2323,6 +2453,8 @@ static void op_cov(int opi, const struct op *o)
 #endif
 	if (!strcmp(o->name, "lookup"))
 		op_lookup(opi, o);
+	else if (!strcmp(o->name, "bad"))
+		op_bad(opi);
 	else
 		wlog("S %d abi5", opi);
 	rlog(opi, hipSuccess, pre, -1, -1, l0);
@@ -2383,7 +2515,8 @@ static void run_op(int opi, int me)
 	else if (!strcmp(o->name, "dlopen"))
 		op_dlopen(opi, o);
 	else if (!strcmp(o->name, "nparams") || !strcmp(o->name, "child") ||
-		 !strcmp(o->name, "spt") || !strcmp(o->name, "lookup"))
+		 !strcmp(o->name, "spt") || !strcmp(o->name, "lookup") ||
+		 !strcmp(o->name, "bad"))
 		op_cov(opi, o);
 	else if (!strcmp(o->name, "loop"))
 		op_loop(opi, o);
