@@ -2068,6 +2068,31 @@ static void op_nparams(int opi)
 	e = hipGraphLaunch(x, c.q);
 	cstep(opi, 40, e, -1);
 	cpriv_finish(opi, &c);
+	/* semaphore node calls on nodes that are none (docs/graphs.md): NULL,
+	 * and an empty node of the runtime's own, in a graph and its exec:
+	 * each refused (hipErrorInvalidValue) */
+	{
+		hipGraph_t g2 = NULL;
+		hipGraphExec_t x2 = NULL;
+		hipGraphNode_t en = NULL;
+
+		cnode_get(opi, 44, NULL, true, c.h);
+		if (hipGraphCreate(&g2, 0) == hipSuccess) {
+			cstep(opi, 46, hipGraphAddEmptyNode(&en, g2, NULL, 0), -1);
+			if (en) {
+				cnode_get(opi, 47, en, true, c.h);
+				cnode_get(opi, 48, en, false, c.h);
+				cstep(opi, 49, cnode_set(NULL, en, true, &c.h, 3), -1);
+				cstep(opi, 50, cnode_set(NULL, en, false, &c.h, 3), -1);
+				if (hipGraphInstantiate(&x2, g2, NULL, NULL, 0) == hipSuccess) {
+					cstep(opi, 51, cnode_set(x2, en, true, &c.h, 3), -1);
+					cstep(opi, 52, cnode_set(x2, en, false, &c.h, 3), -1);
+					hipGraphExecDestroy(x2);
+				}
+			}
+			hipGraphDestroy(g2);
+		}
+	}
 out:
 	if (x)
 		hipGraphExecDestroy(x);
