@@ -48,6 +48,7 @@
  */
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <link.h>
@@ -2462,6 +2463,75 @@ static void op_bad(int opi)
 		close(sfd);
 }
 
+/* The selftest op: hipextsem-info --selftest (one round a check, both
+ * signal modes) run beside the program, under its modes, against the same
+ * runtime and shim (hxwork names them: HXWORK_INFO, HXWORK_INFO_RUNTIME,
+ * HIPEXTSEM_LIBRARY), as a user runs it on a busy machine.  Spawned
+ * without the driver's preload, log file, trace file and seeded noise (the
+ * tool preloads the shim in its own children); step 1 is its exit status
+ * (0: every check passed), -1 when it could not be started, -2 when it
+ * did not end within 120 s (then killed). */
+extern char **environ;
+
+static void op_selftest(int opi)
+{
+	const char *info = getenv("HXWORK_INFO"), *rt = getenv("HXWORK_INFO_RUNTIME");
+	static const char *const drop[] = { "LD_PRELOAD=", "HIPEXTSEM_LOG_FILE=",
+					    "HIPEXTSEM_TRACE=", "CPUHIP_NOISE=",
+					    "HXWORK_" };
+	char *argv[] = { (char *)info, "--selftest", "--rounds", "1", "--runtime", (char *)rt, NULL };
+	size_t n = 0, k = 0;
+	char **env;
+	int64_t until;
+	pid_t pid;
+	int st = 0, fd;
+	posix_spawn_file_actions_t fa;
+
+	if (!info || !rt) {
+		cstep(opi, 1, -1, -1);
+		return;
+	}
+	while (environ[n])
+		n++;
+	env = calloc(n + 1, sizeof(*env));
+	if (!env)
+		die("out of memory");
+	for (size_t i = 0; i < n; i++) {
+		bool keep = true;
+
+		for (size_t d = 0; d < sizeof(drop) / sizeof(drop[0]); d++)
+			keep = keep && strncmp(environ[i], drop[d], strlen(drop[d]));
+		if (keep)
+			env[k++] = environ[i];
+	}
+	posix_spawn_file_actions_init(&fa);
+	fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		posix_spawn_file_actions_adddup2(&fa, fd, 1);
+		posix_spawn_file_actions_adddup2(&fa, fd, 2);
+	}
+	if (posix_spawn(&pid, info, &fa, NULL, argv, env)) {
+		cstep(opi, 1, -1, -1);
+	} else {
+		until = now_ns() + 120 * 1000000000LL;
+		while (waitpid(pid, &st, WNOHANG) == 0) {
+			if (now_ns() > until) {
+				kill(pid, SIGKILL);
+				waitpid(pid, &st, 0);
+				st = -1;
+				break;
+			}
+			sleep_ms(20);
+		}
+		cstep(opi, 1, st == -1 ? -2 : WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st),
+		      -1);
+	}
+	posix_spawn_file_actions_destroy(&fa);
+	if (fd >= 0)
+		close(fd);
+	free(env);
+}
+
 static void op_cov(int opi, const struct op *o)
 {
 	unsigned long pre = next_seq();
@@ -2480,6 +2550,8 @@ static void op_cov(int opi, const struct op *o)
 		op_lookup(opi, o);
 	else if (!strcmp(o->name, "bad"))
 		op_bad(opi);
+	else if (!strcmp(o->name, "selftest"))
+		op_selftest(opi);
 	else
 		wlog("S %d abi5", opi);
 	rlog(opi, hipSuccess, pre, -1, -1, l0);
@@ -2541,7 +2613,7 @@ static void run_op(int opi, int me)
 		op_dlopen(opi, o);
 	else if (!strcmp(o->name, "nparams") || !strcmp(o->name, "child") ||
 		 !strcmp(o->name, "spt") || !strcmp(o->name, "lookup") ||
-		 !strcmp(o->name, "bad"))
+		 !strcmp(o->name, "bad") || !strcmp(o->name, "selftest"))
 		op_cov(opi, o);
 	else if (!strcmp(o->name, "loop"))
 		op_loop(opi, o);
