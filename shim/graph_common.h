@@ -109,8 +109,13 @@ typedef void hx_graph_visit_fn(hipGraph_t graph, hipGraphNode_t node, int type, 
  * when the runtime cannot list a graph's nodes. */
 bool hx_graph_walk(hipGraph_t graph, hx_graph_visit_fn *visit, void *ctx);
 /* Gives the copies of semaphore nodes that the runtime made (hipGraphClone,
- * child-graph nodes) records of their own, owned by `graph`. */
-void hx_graph_adopt(hipGraph_t graph);
+ * child-graph nodes) records of their own, owned by `graph`, and marks the
+ * signals captured into it as the graph's.  Not hipSuccess when the
+ * runtime refused to list the nodes, or a copied wait node its own event:
+ * such a copy still waits for the original's event, and a captured signal
+ * not marked would not signal, so the graph must not be instantiated
+ * (a later call adopts them again). */
+hipError_t hx_graph_adopt(hipGraph_t graph);
 
 /* graph_signal.c */
 bool hx_graph_signal_known(hipGraphNode_t node);
@@ -124,7 +129,7 @@ extern pthread_mutex_t hx_gsig_lock;
 /* graph_wait.c */
 bool hx_graph_wait_known(hipGraphNode_t node);
 bool hx_graph_wait_any(void);
-void hx_graph_wait_adopt(hipGraph_t graph, hipGraphNode_t node, hipGraph_t root);
+hipError_t hx_graph_wait_adopt(hipGraph_t graph, hipGraphNode_t node, hipGraph_t root);
 void hx_graph_wait_forget_graph(hipGraph_t graph);
 void hx_graph_wait_forget_node(hipGraphNode_t node);
 void hx_graph_wait_forget_dead(void);

@@ -214,6 +214,19 @@ static hipError_t gw_instantiated(hipGraphExec_t exec, hipGraph_t graph, const c
 	return hipSuccess;
 }
 
+/* Before an instantiation or an update: the graph's copies of wait nodes
+ * and its captured signals adopted (graph_walk.c), or the call refused
+ * with nothing done. */
+static hipError_t gw_adopt(hipGraph_t graph, const char *what)
+{
+	hipError_t err = hx_graph_adopt(graph);
+
+	if (err)
+		hx_err("%s: graph %p not taken: its semaphore nodes could not all be made its "
+		       "own (error %d)", what, (void *)graph, (int)err);
+	return err;
+}
+
 hipError_t hx_graph_instantiate(hipGraphExec_t *exec, hipGraph_t graph, hipGraphNode_t *errNode,
 				char *log, size_t logSize)
 {
@@ -222,7 +235,9 @@ hipError_t hx_graph_instantiate(hipGraphExec_t *exec, hipGraph_t graph, hipGraph
 	if (!hx_reg_init())
 		return hipErrorNotInitialized;
 	REQUIRE_REAL(GraphInstantiate, "hipGraphInstantiate");
-	hx_graph_adopt(graph);
+	err = gw_adopt(graph, "hipGraphInstantiate");
+	if (err)
+		return err;
 	err = hx_rt.GraphInstantiate(exec, graph, errNode, log, logSize);
 	return err || !exec ? err : gw_instantiated(*exec, graph, "hipGraphInstantiate");
 }
@@ -235,7 +250,9 @@ hipError_t hx_graph_instantiate_with_flags(hipGraphExec_t *exec, hipGraph_t grap
 	if (!hx_reg_init())
 		return hipErrorNotInitialized;
 	REQUIRE_REAL(GraphInstantiateWithFlags, "hipGraphInstantiateWithFlags");
-	hx_graph_adopt(graph);
+	err = gw_adopt(graph, "hipGraphInstantiateWithFlags");
+	if (err)
+		return err;
 	err = hx_rt.GraphInstantiateWithFlags(exec, graph, flags);
 	return err || !exec ? err
 			    : gw_instantiated(*exec, graph, "hipGraphInstantiateWithFlags");
@@ -248,7 +265,9 @@ hipError_t hx_graph_instantiate_with_params(hipGraphExec_t *exec, hipGraph_t gra
 	if (!hx_reg_init())
 		return hipErrorNotInitialized;
 	REQUIRE_REAL(GraphInstantiateWithParams, "hipGraphInstantiateWithParams");
-	hx_graph_adopt(graph);
+	err = gw_adopt(graph, "hipGraphInstantiateWithParams");
+	if (err)
+		return err;
 	err = hx_rt.GraphInstantiateWithParams(exec, graph, params);
 	return err || !exec ? err
 			    : gw_instantiated(*exec, graph, "hipGraphInstantiateWithParams");
@@ -631,9 +650,13 @@ hipError_t hx_graph_exec_update(hipGraphExec_t exec, hipGraph_t graph, hipGraphN
 	if (!hx_reg_init())
 		return hipErrorNotInitialized;
 	REQUIRE_REAL(GraphExecUpdate, "hipGraphExecUpdate");
-	if (!exec || !graph || !errNode || !result || !hx_graph_wait_any())
+	if (!exec || !graph || !errNode || !result)
 		return hx_rt.GraphExecUpdate(exec, graph, errNode, result);
-	hx_graph_adopt(graph);
+	err = gw_adopt(graph, what);
+	if (err)
+		return err;
+	if (!hx_graph_wait_any())
+		return hx_rt.GraphExecUpdate(exec, graph, errNode, result);
 	pthread_mutex_lock(&hx_gw_lock);
 	ok = gw_build_locked(graph, &nx);
 	x = gexec_find_locked(exec);

@@ -396,7 +396,7 @@ hipError_t hx_graph_wait_set(hipGraphNode_t node, const struct hx_ext_sem_node_p
  * node when its event is one of the shim's and the node itself is not
  * known: it gets its own record and event, so that its params, launches
  * and lifetime are its own. */
-void hx_graph_wait_adopt(hipGraph_t graph, hipGraphNode_t node, hipGraph_t root)
+hipError_t hx_graph_wait_adopt(hipGraph_t graph, hipGraphNode_t node, hipGraph_t root)
 {
 	static const char what[] = "graph copy";
 	struct gwait *src = NULL, *w;
@@ -406,7 +406,7 @@ void hx_graph_wait_adopt(hipGraph_t graph, hipGraphNode_t node, hipGraph_t root)
 
 	if (!hx_rt.GraphEventWaitNodeGetEvent || !hx_rt.GraphEventWaitNodeSetEvent ||
 	    hx_rt.GraphEventWaitNodeGetEvent(node, &ev) != hipSuccess || !ev)
-		return;
+		return hipSuccess;
 	pthread_mutex_lock(&hx_gw_lock);
 	if (!hx_gwait_find_locked(node))
 		for (src = gwaits; src && src->event != ev; src = src->next)
@@ -415,23 +415,24 @@ void hx_graph_wait_adopt(hipGraph_t graph, hipGraphNode_t node, hipGraph_t root)
 		src = NULL;
 	pthread_mutex_unlock(&hx_gw_lock);
 	if (!src)
-		return;
+		return hipSuccess;
 	w = gwait_new(&v, what, &err);
 	if (!w) {
 		hx_err("wait node %p of graph %p (a copy) keeps the original's event", (void *)node,
 		       (void *)graph);
-		return;
+		return err;
 	}
 	err = hx_rt.GraphEventWaitNodeSetEvent(node, w->event);
 	if (err) {
 		hx_err("hipGraphEventWaitNodeSetEvent on node %p failed (error %d); the copy "
 		       "keeps the original's event", (void *)node, (int)err);
 		gwait_discard(w);
-		return;
+		return err;
 	}
 	gwait_list(w, graph, root, node);
 	hx_dbg("wait node %p of graph %p (copy, in graph %p) has event %p", (void *)node,
 	       (void *)graph, (void *)root, (void *)w->event);
+	return hipSuccess;
 }
 
 static void gwait_forget_locked(struct gwait *w)

@@ -97,7 +97,9 @@ hipError_t hx_graph_foreign_node_check(hipGraphNode_t node, int kind, const char
  * produce stops here instead of recursing without end. */
 #define HX_GRAPH_MAX_DEPTH 64
 
-static bool walk(hipGraph_t graph, hx_graph_visit_fn *visit, void *ctx, unsigned depth)
+/* *refused: the runtime's answer when it refused to list a graph's nodes. */
+static bool walk(hipGraph_t graph, hx_graph_visit_fn *visit, void *ctx, unsigned depth,
+		 hipError_t *refused)
 {
 	hipGraphNode_t *nodes;
 	size_t n = 0, got;
@@ -108,7 +110,8 @@ static bool walk(hipGraph_t graph, hx_graph_visit_fn *visit, void *ctx, unsigned
 		       "hipextsem nodes", (void *)graph, HX_GRAPH_MAX_DEPTH);
 		return false;
 	}
-	if (hx_rt.GraphGetNodes(graph, NULL, &n) != hipSuccess)
+	*refused = hx_rt.GraphGetNodes(graph, NULL, &n);
+	if (*refused)
 		return false;
 	if (!n)
 		return true;
@@ -118,7 +121,8 @@ static bool walk(hipGraph_t graph, hx_graph_visit_fn *visit, void *ctx, unsigned
 		return false;
 	}
 	got = n;
-	if (hx_rt.GraphGetNodes(graph, nodes, &got) != hipSuccess) {
+	*refused = hx_rt.GraphGetNodes(graph, nodes, &got);
+	if (*refused) {
 		free(nodes);
 		return false;
 	}
@@ -131,7 +135,7 @@ static bool walk(hipGraph_t graph, hx_graph_visit_fn *visit, void *ctx, unsigned
 		visit(graph, nodes[i], type, ctx);
 		if (type == HX_GRAPH_NODE_GRAPH && hx_rt.GraphChildGraphNodeGetGraph &&
 		    hx_rt.GraphChildGraphNodeGetGraph(nodes[i], &child) == hipSuccess && child)
-			ok = walk(child, visit, ctx, depth + 1);
+			ok = walk(child, visit, ctx, depth + 1, refused);
 	}
 	free(nodes);
 	return ok;
@@ -139,25 +143,45 @@ static bool walk(hipGraph_t graph, hx_graph_visit_fn *visit, void *ctx, unsigned
 
 bool hx_graph_walk(hipGraph_t graph, hx_graph_visit_fn *visit, void *ctx)
 {
+	hipError_t refused = hipSuccess;
+
 	if (!graph || !hx_rt.GraphGetNodes || !hx_rt.GraphNodeGetType)
 		return false;
-	return walk(graph, visit, ctx, 0);
+	return walk(graph, visit, ctx, 0, &refused);
 }
+
+struct adopt_ctx {
+	hipGraph_t root;
+	hipError_t err; /* the first copy that could not be adopted */
+};
 
 static void adopt_visit(hipGraph_t graph, hipGraphNode_t node, int type, void *ctx)
 {
-	hipGraph_t root = ctx;
+	struct adopt_ctx *a = ctx;
+	hipError_t err = hipSuccess;
 
 	if (type == HX_GRAPH_NODE_WAIT_EVENT)
-		hx_graph_wait_adopt(graph, node, root);
+		err = hx_graph_wait_adopt(graph, node, a->root);
 	else if (type == HX_GRAPH_NODE_HOST)
-		hx_graph_signal_adopt(graph, node, root);
+		hx_graph_signal_adopt(graph, node, a->root);
+	if (err && !a->err)
+		a->err = err;
 }
 
-void hx_graph_adopt(hipGraph_t graph)
+hipError_t hx_graph_adopt(hipGraph_t graph)
 {
+	struct adopt_ctx a = { graph, hipSuccess };
+	hipError_t refused = hipSuccess;
+
 	/* Nothing to find while no semaphore node was ever built. */
-	if (!graph || (!hx_graph_wait_any() && !hx_graph_signal_any()))
-		return;
-	hx_graph_walk(graph, adopt_visit, graph);
+	if (!graph || (!hx_graph_wait_any() && !hx_graph_signal_any()) || !hx_rt.GraphGetNodes ||
+	    !hx_rt.GraphNodeGetType)
+		return hipSuccess;
+	if (!walk(graph, adopt_visit, &a, 0, &refused) && refused) {
+		hx_err("graph %p: hipGraphGetNodes failed (error %d): the copies of semaphore "
+		       "nodes in it (hipGraphClone, a child graph) and the signals captured into "
+		       "it cannot be found", (void *)graph, (int)refused);
+		return refused;
+	}
+	return a.err;
 }

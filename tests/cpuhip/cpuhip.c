@@ -1355,6 +1355,10 @@ static hipError_t create_stream(hipStream_t *out, unsigned int flags, int priori
 		return hipErrorInvalidValue;
 	if (flags & ~hipStreamNonBlocking)
 		return hipErrorInvalidValue;
+	/* clr hip_stream.cpp ihipStreamCreate: hip::Stream::Create failing
+	 * (no hardware queue, no memory) -> hipErrorOutOfMemory. */
+	if (cpuhip_take_fail_mine(CPUHIP_FAIL_STREAM_CREATE))
+		return hipErrorOutOfMemory;
 	pthread_mutex_lock(&g.lock);
 	struct stream *s = stream_new_locked(flags, priority, false);
 	if (s)
@@ -1943,6 +1947,10 @@ CPUHIP_EXPORT hipError_t hipEventCreateWithFlags(hipEvent_t *out, unsigned flags
 		return ret(hipErrorInvalidValue);
 	if ((flags & hipEventInterprocess) && !(flags & hipEventDisableTiming))
 		return ret(hipErrorInvalidValue);
+	/* clr ihipEventCreateWithFlags: the event's allocation failing ->
+	 * hipErrorOutOfMemory (hipEventCreate comes through here). */
+	if (cpuhip_take_fail_mine(CPUHIP_FAIL_EVENT_CREATE))
+		return ret(hipErrorOutOfMemory);
 	struct event *e = calloc(1, sizeof(*e));
 	if (!e)
 		return ret(hipErrorOutOfMemory);

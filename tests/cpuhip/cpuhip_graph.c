@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "cpuhip_graph_internal.h"
+#include "cpuhip_test.h"
 
 pthread_mutex_t glock = PTHREAD_MUTEX_INITIALIZER;
 struct ihipGraph *graphs;
@@ -531,6 +532,10 @@ CPUHIP_EXPORT hipError_t hipGraphAddEventWaitNode(hipGraphNode_t *pGraphNode, hi
 	CPUHIP_BOUNDARY("hipGraphAddEventWaitNode", NULL);
 	if (!event)
 		return cpuhip_set_last_error(hipErrorInvalidValue);
+	/* clr hip_graph.cpp hipGraphAddEventWaitNode: HIP_INIT_API (a thread state
+	 * that cannot be made: hipErrorOutOfMemory) before any node. */
+	if (cpuhip_take_fail_mine(CPUHIP_FAIL_GRAPH_EVENT_NODE))
+		return cpuhip_set_last_error(hipErrorOutOfMemory);
 	return add_node(pGraphNode, graph, pDependencies, numDependencies, true,
 			HX_GRAPH_NODE_WAIT_EVENT, NULL, NULL, event, NULL);
 }
@@ -542,6 +547,10 @@ CPUHIP_EXPORT hipError_t hipGraphAddEventRecordNode(hipGraphNode_t *pGraphNode, 
 	CPUHIP_BOUNDARY("hipGraphAddEventRecordNode", NULL);
 	if (!event)
 		return cpuhip_set_last_error(hipErrorInvalidValue);
+	/* clr hip_graph.cpp hipGraphAddEventRecordNode: HIP_INIT_API (a thread state
+	 * that cannot be made: hipErrorOutOfMemory) before any node. */
+	if (cpuhip_take_fail_mine(CPUHIP_FAIL_GRAPH_EVENT_NODE))
+		return cpuhip_set_last_error(hipErrorOutOfMemory);
 	return add_node(pGraphNode, graph, pDependencies, numDependencies, true,
 			HX_GRAPH_NODE_EVENT_RECORD, NULL, NULL, event, NULL);
 }
@@ -652,6 +661,10 @@ CPUHIP_EXPORT hipError_t hipGraphGetNodes(hipGraph_t graph, hipGraphNode_t *node
 {
 	CPUHIP_BOUNDARY("hipGraphGetNodes", NULL);
 	hipError_t e = hipSuccess;
+
+	/* clr hip_graph.cpp hipGraphGetNodes: HIP_INIT_API, as above. */
+	if (cpuhip_take_fail_mine(CPUHIP_FAIL_GRAPH_GET_NODES))
+		return cpuhip_set_last_error(hipErrorOutOfMemory);
 
 	pthread_mutex_lock(&glock);
 	struct ihipGraph *g = graph_ok_locked(graph);

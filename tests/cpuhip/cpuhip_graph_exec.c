@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "cpuhip_graph_internal.h"
+#include "cpuhip_test.h"
 
 static hipError_t event_get(hipGraphNode_t node, hipEvent_t *out, int type)
 {
@@ -51,6 +52,11 @@ CPUHIP_EXPORT hipError_t hipGraphEventWaitNodeSetEvent(hipGraphNode_t node, hipE
 {
 	CPUHIP_BOUNDARY("hipGraphEventWaitNodeSetEvent", NULL);
 	hipError_t e = hipSuccess;
+
+	/* clr hip_graph.cpp hipGraphEventWaitNodeSetEvent: HIP_INIT_API
+	 * (hipErrorOutOfMemory); the node keeps its event. */
+	if (cpuhip_take_fail_mine(CPUHIP_FAIL_GRAPH_EVENT_NODE))
+		return cpuhip_set_last_error(hipErrorOutOfMemory);
 
 	pthread_mutex_lock(&glock);
 	struct hipGraphNode *n = node_ok_locked(node);

@@ -451,6 +451,11 @@ static bool take_mine(int bit)
 	return taken;
 }
 
+bool cpuhip_take_fail_mine(int bit)
+{
+	return take_mine(bit);
+}
+
 bool cpuhip_take_refuse_wait(void)
 {
 	if (take_mine(CPUHIP_FAIL_STREAM_WAIT))

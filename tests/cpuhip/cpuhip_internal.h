@@ -97,5 +97,8 @@ void cpuhip_boundary_leave(struct cpuhip_boundary *b);
 bool cpuhip_take_refuse_wait(void);
 bool cpuhip_take_fail_host_fn(void);
 bool cpuhip_take_fail_event_record(void);
+/* A CPUHIP_FAIL_* bit armed for the calling thread by
+ * cpuhipTestFailOnThisThread: true once. */
+bool cpuhip_take_fail_mine(int bit);
 
 #endif /* CPUHIP_INTERNAL_H */

@@ -94,12 +94,29 @@ void cpuhipTestFailNextHostFunc(void);
  * records nothing (5.2's per-thread wait orders hipStreamPerThread after
  * the shim's stream with one). */
 void cpuhipTestFailNextEventRecord(void);
-/* The same three faults, one-shot each, for the calling thread's own calls
- * only: `what` is a mask of CPUHIP_FAIL_*, replacing the thread's armed
- * set; returns the set armed before (a bit cleared since was taken). */
+/* The same three faults and the refusals below, one-shot each, for the
+ * calling thread's own calls only: `what` is a mask of CPUHIP_FAIL_*,
+ * replacing the thread's armed set; returns the set armed before (a bit
+ * cleared since was taken). */
 #define CPUHIP_FAIL_HOST_FN 1
 #define CPUHIP_FAIL_EVENT_RECORD 2
 #define CPUHIP_FAIL_STREAM_WAIT 4
+/* The runtime refusing the set-up calls a layer above it makes, each with
+ * hipErrorOutOfMemory and nothing made (clr hip_internal.hpp
+ * HIP_INIT_API_INTERNAL answers it for any call whose thread state cannot
+ * be made; the creations below can fail on their own as well):
+ * hipEventCreate / hipEventCreateWithFlags (clr hip_event.cpp
+ * ihipEventCreateWithFlags), */
+#define CPUHIP_FAIL_EVENT_CREATE 8
+/* hipStreamCreate / WithFlags / WithPriority (clr hip_stream.cpp
+ * ihipStreamCreate: hip::Stream::Create, its hardware queue, failing), */
+#define CPUHIP_FAIL_STREAM_CREATE 16
+/* hipGraphAddEventWaitNode, hipGraphEventWaitNodeSetEvent and
+ * hipGraphAddEventRecordNode (clr hip_graph.cpp: HIP_INIT_API; no node
+ * is added, the node keeps its event), */
+#define CPUHIP_FAIL_GRAPH_EVENT_NODE 32
+/* hipGraphGetNodes (clr hip_graph.cpp: HIP_INIT_API). */
+#define CPUHIP_FAIL_GRAPH_GET_NODES 64
 int cpuhipTestFailOnThisThread(int what);
 
 #ifdef __cplusplus

@@ -166,14 +166,18 @@ static int64_t shimlog_size(void)
 }
 
 /* ---- seeded faults --------------------------------------------------
- * A program's "faults SEED:PERMILLE" line (HXWORK_FAULTS): from the start
- * of the program to the drain (or main's return, or a worker's exit),
- * each DRM sync object call the shim makes fails with EIO with the given
- * probability, and each semaphore or graph call of a driver thread arms,
- * with the same probability, a failure of the next hipLaunchHostFunc /
- * hipStreamAddCallback or hipEventRecord that thread makes in the call
- * (cpuhip's cpuhipTestFailOnThisThread; the real runtimes have no such
- * hook).  The draws come from one seeded sequence; which call takes which
+ * A program's "faults SEED:PERMILLE[:KIND,...]" line (HXWORK_FAULTS): from
+ * the start of the program to the drain (or main's return, or a worker's
+ * exit), each DRM sync object call the shim makes fails with EIO with the
+ * given probability, and each semaphore or graph call of a driver thread
+ * arms, with the same probability, a refusal of one of the runtime calls
+ * the shim may make in it, taken by that thread's next such call: a host
+ * function (hipLaunchHostFunc / hipStreamAddCallback), hipEventRecord, the
+ * stream wait (hipStreamWaitValue64), an event's or a stream's creation,
+ * an event-wait node's add or its SetEvent, hipGraphGetNodes (cpuhip's
+ * cpuhipTestFailOnThisThread; the real runtimes have no such hook).  The
+ * kinds are all of them unless the line names some (drm for the DRM
+ * calls, the rest by rt_fail_name).  The draws come from one seeded sequence; which call takes which
  * draw depends on the threads' timing.  Every failure is logged (FH) with
  * the op it belongs to, for the model.  The failing definitions below come
  * ahead of libdrm in the lookup order; a call counts as the shim's when
@@ -190,10 +194,30 @@ static unsigned fault_permille;
 static _Atomic uint64_t fault_rng;
 static uintptr_t shim_lo, shim_hi;
 static int (*fail_mine)(int); /* cpuhipTestFailOnThisThread */
-/* cpuhip_test.h: CPUHIP_FAIL_HOST_FN, CPUHIP_FAIL_EVENT_RECORD (the real
- * runtimes' driver does not include it) */
+/* cpuhip_test.h: CPUHIP_FAIL_* (the real runtimes' driver does not include
+ * it), and the names the FH lines and the faults line give them */
 #define RT_FAIL_HOST_FN 1
 #define RT_FAIL_EVENT_RECORD 2
+#define RT_FAIL_STREAM_WAIT 4
+#define RT_FAIL_EVENT_CREATE 8
+#define RT_FAIL_STREAM_CREATE 16
+#define RT_FAIL_EVENT_NODE 32
+#define RT_FAIL_GET_NODES 64
+#define RT_FAIL_KINDS 7
+static const char *const rt_fail_name[RT_FAIL_KINDS] = {
+	"hostfn", "eventrecord", "streamwait", "eventcreate", "streamcreate", "eventnode", "getnodes",
+};
+/* The fault kinds the faults line allows (all by default): RT_FAIL_* bits,
+ * and the DRM calls' EIO. */
+static int rt_kinds = (1 << RT_FAIL_KINDS) - 1;
+static bool drm_kind = true;
+/* The runtime's refusals of hipStreamWaitValue64 still allowed: the shim
+ * moves from host memory to signal memory at the first (still
+ * asynchronous), to the host-blocking path at the second, where a wait
+ * blocks its thread; hxwork allows that (HXWORK_FAULT_HOSTPATH=1) only in
+ * programs whose threads may block in a wait (the generator's rule for
+ * the hostwait mode). */
+static atomic_int streamwait_left = 1;
 
 static bool fault_draw(void)
 {
@@ -238,6 +262,28 @@ static void faults_setup(void)
 		dl_iterate_phdr(find_shim, NULL);
 	if (!f || sscanf(f, "%llu:%u", &seed, &pm) != 2 || !pm)
 		return;
+	/* SEED:PERMILLE[:KIND,...] */
+	if ((f = strchr(f, ':')) && (f = strchr(f + 1, ':'))) {
+		char buf[200], *save = NULL;
+
+		snprintf(buf, sizeof(buf), "%s", f + 1);
+		rt_kinds = 0;
+		drm_kind = false;
+		for (char *k = strtok_r(buf, ",", &save); k; k = strtok_r(NULL, ",", &save)) {
+			int i;
+
+			for (i = 0; i < RT_FAIL_KINDS && strcmp(k, rt_fail_name[i]); i++)
+				;
+			if (i < RT_FAIL_KINDS)
+				rt_kinds |= 1 << i;
+			else if (!strcmp(k, "drm"))
+				drm_kind = true;
+			else
+				die("HXWORK_FAULTS: unknown fault kind %s", k);
+		}
+	}
+	if (getenv("HXWORK_FAULT_HOSTPATH") && !strcmp(getenv("HXWORK_FAULT_HOSTPATH"), "1"))
+		atomic_store(&streamwait_left, 2);
 	fault_permille = pm > 1000 ? 1000 : pm;
 	atomic_store(&fault_rng, (uint64_t)seed * 0x9e3779b97f4a7c15ULL | 1);
 	dl_iterate_phdr(find_shim, NULL);
@@ -249,8 +295,8 @@ static void faults_setup(void)
 /* True when the shim's call `call`, returning to ra, is to fail. */
 static bool drm_fault(const char *call, const void *ra)
 {
-	if (!atomic_load_explicit(&faults_on, memory_order_relaxed) || (uintptr_t)ra < shim_lo ||
-	    (uintptr_t)ra >= shim_hi || !fault_draw())
+	if (!drm_kind || !atomic_load_explicit(&faults_on, memory_order_relaxed) ||
+	    (uintptr_t)ra < shim_lo || (uintptr_t)ra >= shim_hi || !fault_draw())
 		return false;
 	wlog("FH %d %s", cur_op, call);
 	errno = EIO;
@@ -258,14 +304,25 @@ static bool drm_fault(const char *call, const void *ra)
 }
 
 /* Arms a runtime failure for the calling thread's next call into the
- * shim; rt_fault_done() disarms it and logs it if it was taken. */
-static int rt_fault_arm(void)
+ * shim, one of the kinds in `which` (the runtime calls the shim may make
+ * in that call) the faults line allows, each as likely;
+ * rt_fault_done() disarms it and logs it if it was taken. */
+static int rt_fault_arm(int which)
 {
-	int what;
+	int kinds[RT_FAIL_KINDS], n = 0, what;
 
-	if (!fail_mine || !atomic_load_explicit(&faults_on, memory_order_relaxed) || !fault_draw())
+	which &= rt_kinds;
+	if (!fail_mine || !which || !atomic_load_explicit(&faults_on, memory_order_relaxed) ||
+	    !fault_draw())
 		return 0;
-	what = fault_draw() ? RT_FAIL_EVENT_RECORD : RT_FAIL_HOST_FN;
+	for (int i = 0; i < RT_FAIL_KINDS; i++)
+		if (which & (1 << i))
+			kinds[n++] = 1 << i;
+	what = kinds[(atomic_load(&fault_rng) >> 17) % (unsigned)n];
+	if (what == RT_FAIL_STREAM_WAIT && atomic_fetch_sub(&streamwait_left, 1) <= 0) {
+		atomic_fetch_add(&streamwait_left, 1);
+		return 0;
+	}
 	fail_mine(what);
 	return what;
 }
@@ -277,10 +334,11 @@ static void rt_fault_done(int opi, int armed)
 	if (!armed)
 		return;
 	taken = armed & ~fail_mine(0);
-	if (taken & RT_FAIL_HOST_FN)
-		wlog("FH %d rt-hostfn", opi);
-	if (taken & RT_FAIL_EVENT_RECORD)
-		wlog("FH %d rt-eventrecord", opi);
+	for (int i = 0; i < RT_FAIL_KINDS; i++)
+		if (taken & (1 << i))
+			wlog("FH %d rt-%s", opi, rt_fail_name[i]);
+	if ((armed & RT_FAIL_STREAM_WAIT) && !taken)
+		atomic_fetch_add(&streamwait_left, 1);
 }
 
 /* ---- coverage runs (hxwork cov: HXWORK_COV_DUMP) ----------------------
@@ -349,6 +407,22 @@ static __attribute__((noreturn)) void child_exit(int code)
 		cov_dump();
 	_exit(code);
 }
+
+/* The kinds each op's shim call may meet (rt_fault_arm). */
+#define RT_SIG (RT_FAIL_HOST_FN | RT_FAIL_EVENT_RECORD)
+/* a wait: the stream wait, 5.2's per-thread helper stream and event, a
+ * captured wait's event and event-wait node */
+#define RT_WAIT (RT_SIG | RT_FAIL_STREAM_WAIT | RT_FAIL_STREAM_CREATE | RT_FAIL_EVENT_CREATE | \
+		 RT_FAIL_EVENT_NODE)
+/* a wait node's event and event-wait node */
+#define RT_GNWAIT (RT_SIG | RT_FAIL_EVENT_CREATE | RT_FAIL_EVENT_NODE)
+/* a launch: the side streams, their waits, the events recorded there */
+#define RT_LAUNCH (RT_SIG | RT_FAIL_STREAM_WAIT | RT_FAIL_STREAM_CREATE | RT_FAIL_EVENT_CREATE)
+/* instantiation, update, clone, a capture's end: the walk of the graph's
+ * nodes (hipGraphGetNodes), a copied wait node's own event
+ * (hipEventCreateWithFlags, hipGraphEventWaitNodeSetEvent); a side stream
+ * pooled with an event that says when it is idle */
+#define RT_GRAPH (RT_FAIL_GET_NODES | RT_FAIL_EVENT_CREATE | RT_FAIL_EVENT_NODE)
 
 /* The failing libdrm definitions are the harness's (hxtest.h, hxfault.c):
  * drm_hook() below says which calls fail.  libdrm's definitions are looked
@@ -808,7 +882,7 @@ static void op_sigwait(int opi, const struct op *o, bool is_signal)
 
 	cs = live == 0 || live == -2 || first ? -1 : capture_status(st);
 	l0 = shimlog_size();
-	armed = rt_fault_arm();
+	armed = rt_fault_arm(is_signal ? RT_SIG : RT_WAIT);
 	pre = next_seq();
 	if (proc)
 		e = sigwait_proc(h, v, st, is_signal);
@@ -830,7 +904,7 @@ static void op_destroy(int opi, const struct op *o)
 	hipExternalSemaphore_t h = sem_handle(s);
 	unsigned long pre;
 	int64_t l0 = shimlog_size();
-	int armed = rt_fault_arm();
+	int armed = rt_fault_arm(RT_SIG);
 	hipError_t e;
 
 	pre = next_seq();
@@ -905,7 +979,7 @@ static void op_stream(int opi, const struct op *o, int me)
 		add_marker(opi, -1, st, cs, live);
 	} else if (!strcmp(o->name, "ssync")) {
 		char sn[400];
-		int armed = rt_fault_arm();
+		int armed = rt_fault_arm(RT_SIG);
 
 		pre = next_seq();
 		e = hipStreamSynchronize(st);
@@ -930,8 +1004,10 @@ static void op_stream(int opi, const struct op *o, int me)
 	} else if (!strcmp(o->name, "cend")) {
 		int g = slot(o, 1, MAXG);
 		hipGraph_t gr = NULL;
+		int armed = rt_fault_arm(RT_GRAPH);
 		pre = next_seq();
 		e = hipStreamEndCapture(st, &gr);
+		rt_fault_done(opi, armed);
 		if (e == hipSuccess && gr) {
 			if (atomic_load(&g_state[g]) == 1)
 				hipGraphDestroy(graphs[g]); /* slot reused: the old one goes */
@@ -1015,7 +1091,7 @@ static void op_graph(int opi, const struct op *o)
 		np.extSemArray = &h;
 		np.paramsArray = is_sig ? (const void *)&sp : (const void *)&wp;
 		np.numExtSems = 1;
-		armed = rt_fault_arm();
+		armed = rt_fault_arm(is_sig ? RT_SIG : RT_GNWAIT);
 		pre = next_seq();
 		e = is_sig ? hipGraphAddExternalSemaphoresSignalNode(&node, graphs[g], NULL, 0, &np)
 			   : hipGraphAddExternalSemaphoresWaitNode(&node, graphs[g], NULL, 0, &np);
@@ -1035,15 +1111,18 @@ static void op_graph(int opi, const struct op *o)
 	} else if (!strcmp(o->name, "ginst")) {
 		int g = slot(o, 0, MAXG), x = slot(o, 1, MAXG);
 		hipGraphExec_t ex;
+		int armed;
 		if (atomic_load(&g_state[g]) != 1) {
 			wlog("S %d dead", opi);
 			return;
 		}
+		armed = rt_fault_arm(RT_GRAPH);
 		pre = next_seq();
 		if (o->na > 2 && !strcmp(o->a[2], "flags"))
 			e = hipGraphInstantiateWithFlags(&ex, graphs[g], 0);
 		else
 			e = hipGraphInstantiate(&ex, graphs[g], NULL, NULL, 0);
+		rt_fault_done(opi, armed);
 		if (e == hipSuccess) {
 			if (atomic_load(&x_state[x]) == 1)
 				hipGraphExecDestroy(execs[x]);
@@ -1059,7 +1138,7 @@ static void op_graph(int opi, const struct op *o)
 			return;
 		}
 		cs = capture_status(st);
-		armed = rt_fault_arm();
+		armed = rt_fault_arm(RT_LAUNCH);
 		pre = next_seq();
 		e = hipGraphLaunch(execs[x], st);
 		rlog(opi, e, pre, cs, live, l0);
@@ -1072,8 +1151,10 @@ static void op_graph(int opi, const struct op *o)
 			wlog("S %d dead", opi);
 			return;
 		}
+		int armed = rt_fault_arm(RT_GRAPH);
 		pre = next_seq();
 		e = hipGraphExecDestroy(execs[x]);
+		rt_fault_done(opi, armed);
 		atomic_store(&x_state[x], 2);
 		rlog(opi, e, pre, -1, -1, l0);
 	} else if (!strcmp(o->name, "gxupdate")) {
@@ -1083,8 +1164,10 @@ static void op_graph(int opi, const struct op *o)
 			wlog("S %d dead", opi);
 			return;
 		}
+		int armed = rt_fault_arm(RT_GRAPH);
 		pre = next_seq();
 		e = hipGraphExecUpdate(execs[x], graphs[g], &bad, &result);
+		rt_fault_done(opi, armed);
 		rlog(opi, e, pre, -1, -1, l0);
 		wlog("U %d %d", opi, result);
 	} else if (!strcmp(o->name, "gclone")) {
@@ -1095,8 +1178,10 @@ static void op_graph(int opi, const struct op *o)
 			wlog("S %d dead", opi);
 			return;
 		}
+		int armed = rt_fault_arm(RT_GRAPH);
 		pre = next_seq();
 		e = hipGraphClone(&gr, graphs[g]);
+		rt_fault_done(opi, armed);
 		if (e == hipSuccess && gr) {
 			if (atomic_load(&g_state[g2]) == 1)
 				hipGraphDestroy(graphs[g2]); /* slot reused: the old one goes */
