@@ -360,10 +360,10 @@ static void wait_stream_locked(struct stream *s, uint64_t seq);
  * constructed, and glibc runs those destructors at a thread's end and in
  * exit() (for the thread that calls it, before the atexit handlers), in
  * reverse order of registration.  So the destructor below is registered
- * the same way, when 5.2.3 makes the per-thread stream (from 5.3: at the
- * thread's first call, tls_aggregator below), and blocks until
- * the stream's work is done: a never-satisfied wait on it hangs the
- * thread's end, or exit(), as on ROCm.
+ * the same way, when 5.2.3 first resolves hipStreamPerThread (pts_object
+ * below; from 5.3: at the thread's first call, tls_aggregator below), and
+ * blocks until the stream's work is done: a never-satisfied wait on it
+ * hangs the thread's end, or exit(), as on ROCm.
  */
 extern int __cxa_thread_atexit_impl(void (*fn)(void *), void *obj, void *dso_symbol);
 extern void *__dso_handle;
@@ -533,8 +533,7 @@ static void global_init(void)
  * call into the runtime, not when the per-thread stream is made, and tears
  * that stream down (waiting) at the thread's end or in exit().  5.2.3's
  * separate thread_local stream_per_thread is made, and its destructor
- * registered, when hipStreamPerThread is first resolved
- * (per_thread_stream_locked).
+ * registered, when hipStreamPerThread is first resolved (pts_object).
  */
 static __thread bool tls_aggregator;
 
@@ -750,6 +749,45 @@ hipStream_t cpuhip_tls_per_thread(void)
 	return (hipStream_t)tls_per_thread;
 }
 
+/*
+ * 5.2.3's thread_local `streamPerThreadObj` is constructed, and its
+ * destructor registered, when the thread first resolves hipStreamPerThread
+ * (getStreamPerThread, src/hip_stream.cpp, rocm-5.2.3 hipamd), which every
+ * call does at its start, before any lock of the runtime: hip::isValid
+ * resolves the handle and only then takes streamSetLock; STREAM_CAPTURE
+ * and PER_THREAD_DEFAULT_STREAM (hip_internal.hpp) resolve it before the
+ * call's work.  The registration (__cxa_thread_atexit_impl) takes glibc's
+ * loader lock, so it is made here, at the entry (cpuhip_boundary_enter),
+ * not under g.lock: a thread that waited for the loader lock with g.lock
+ * held would deadlock against a dlopen'd constructor that forks (the
+ * loader lock held, then g.lock in fork_prepare), a hang 5.2.3 does not
+ * have (cpuhip test pts_ctor_fork).  The stream itself is made
+ * at the first lookup (per_thread_stream_locked), as get() makes it.
+ */
+static __thread bool pts_object;
+
+static void pts_object_destructor(void *p)
+{
+	(void)p;
+	if (tls_per_thread)
+		pts_destructor(tls_per_thread);
+}
+
+static void pts_object_touch(void)
+{
+	pts_object = true;
+	__cxa_thread_atexit_impl(pts_object_destructor, NULL, &__dso_handle);
+}
+
+void cpuhip_pts_touch(hipStream_t h)
+{
+	if (h != hipStreamPerThread || pts_object)
+		return;
+	ensure_init(); /* the release, and from 5.3 the TlsAggregator */
+	if (release < 503)
+		pts_object_touch();
+}
+
 static struct stream *per_thread_stream_locked(void)
 {
 	if (!tls_per_thread) {
@@ -758,10 +796,14 @@ static struct stream *per_thread_stream_locked(void)
 			return NULL;
 		s->per_thread = true;
 		tls_per_thread = s;
-		if (release < 503)
-			__cxa_thread_atexit_impl(pts_destructor, s, &__dso_handle);
-		else
+		if (release < 503) {
+			/* Resolved by a path that passed no entry with the
+			 * handle: registered here, under g.lock. */
+			if (!pts_object)
+				pts_object_touch();
+		} else {
 			tls_aggregator_touch();
+		}
 	}
 	return tls_per_thread;
 }

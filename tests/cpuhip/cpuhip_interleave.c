@@ -244,6 +244,7 @@ struct cpuhip_boundary cpuhip_boundary_enter(const char *name, hipStream_t s)
 	bool now = false;
 
 	cpuhip_noise();
+	cpuhip_pts_touch(s);
 	pthread_once(&env_once, parse_env);
 	if (!atomic_load_explicit(&il_on, memory_order_acquire) || il_interfering)
 		return b;

@@ -88,6 +88,9 @@ struct cpuhip_boundary {
 	bool fire_after;
 };
 struct cpuhip_boundary cpuhip_boundary_enter(const char *name, hipStream_t stream);
+/* At the entry, before any lock: the first hipStreamPerThread of a thread
+ * registers 5.2.3's thread_local per-thread stream object (cpuhip.c). */
+void cpuhip_pts_touch(hipStream_t h);
 void cpuhip_boundary_leave(struct cpuhip_boundary *b);
 #define CPUHIP_BOUNDARY(name, stream)                                                      \
 	__attribute__((cleanup(cpuhip_boundary_leave))) struct cpuhip_boundary cpuhip_bp_ = \

@@ -5,6 +5,7 @@
  * names the case, so every behaviour is its own meson test.  Each case is
  * written to fail on a runtime that gets the behaviour wrong.
  */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -1611,6 +1612,61 @@ static void t_pts_teardown(void)
 	OK(hipHostFree(v));
 }
 
+/*
+ * A thread's first use of hipStreamPerThread while another thread's dlopen
+ * runs a constructor that forks (t/ctor_fork_lib.c).  The constructor
+ * holds glibc's loader lock, and this runtime's fork handler takes its
+ * lock.  The first use registers the per-thread stream's thread_local
+ * destructor (5.2.3: streamPerThreadObj; from 5.3 the TlsAggregator at the
+ * first call), which waits for the loader lock: made with the runtime's
+ * lock held, the fork waits for that lock and the thread for the loader
+ * lock, for good.  ROCm resolves the handle before any lock of its own
+ * (hip::isValid, hip_stream.cpp), so the fork goes through and the thread
+ * goes on once the dlopen is over.
+ */
+__attribute__((visibility("default"))) void (*cpuhip_ctor_hook)(void);
+static atomic_int ctor_in;
+static atomic_int ctor_pts_done;
+
+static void ctor_hook(void)
+{
+	atomic_store(&ctor_in, 1);
+	sleep_ms(400); /* the worker's first use of hipStreamPerThread meanwhile */
+}
+
+static void *ctor_pts_thread(void *p)
+{
+	(void)p;
+	while (!atomic_load(&ctor_in))
+		sleep_ms(1);
+	sleep_ms(100);
+	OK(hipStreamQuery(hipStreamPerThread));
+	atomic_store(&ctor_pts_done, 1);
+	return NULL;
+}
+
+static void t_pts_ctor_fork(void)
+{
+	const char *lib = getenv("CPUHIP_TEST_CTOR_LIB");
+	pthread_t t;
+	void *h;
+
+	CHECK(lib != NULL);
+	if (!lib)
+		return;
+	OK(hipStreamSynchronize(NULL)); /* the runtime is up: its fork handler too */
+	alarm(20); /* the deadlock: killed, the case fails */
+	cpuhip_ctor_hook = ctor_hook;
+	pthread_create(&t, NULL, ctor_pts_thread, NULL);
+	h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	CHECK(h != NULL);
+	pthread_join(t, NULL);
+	alarm(0);
+	CHECK(atomic_load(&ctor_pts_done));
+	if (h)
+		dlclose(h);
+}
+
 /* The child of pts_teardown: exit() with a never-satisfied wait on the
  * per-thread stream (5.2: a long delay, its wait taking no such stream). */
 static int exit_child(void)
@@ -1844,6 +1900,7 @@ static const struct {
 	{ "exit_pending", t_exit_pending },
 	{ "stream_handles", t_stream_handles },
 	{ "pts_teardown", t_pts_teardown },
+	{ "pts_ctor_fork", t_pts_ctor_fork },
 	{ "memcpy_pageable", t_memcpy_pageable },
 	{ "broken", t_broken },
 	{ "interleave", t_interleave },
