@@ -581,7 +581,8 @@ static void fork_release(void)
  * parent's queued callbacks (records on its threads' stacks) are not its
  * own.  It starts a callback thread of its own at its first callback.
  * ROCm does not support HIP in the child of a process that initialised
- * it; cpuhip lets a child use it on streams it creates, so that the
+ * it; cpuhip lets a child use it on streams it creates and on its own
+ * hipStreamPerThread (made afresh in the child), so that the
  * shim's own state in a child (its locks, its waiter thread, its
  * registry) can be tested (tests/workload, tests/interleave). */
 static void fork_child(void)
@@ -594,6 +595,16 @@ static void fork_child(void)
 	 * The parent's streams keep theirs: the child cannot use them. */
 	cond_init_mono(&g.progress);
 	cond_init_mono(&g.cb_work);
+	/* The forking thread's per-thread stream, if it made one, is the
+	 * parent's: no thread of the child serves its queue, so work the
+	 * child queued on hipStreamPerThread would never run and the
+	 * thread_local teardown in the child's exit() would wait for it for
+	 * good.  The child's main thread gets one of its own at its first
+	 * use, as any new thread does; the destructor registered in the
+	 * parent (pts_object, tls_aggregator) is in the list the child
+	 * inherited and tears that one down.  The parent's stream stays in
+	 * the registry, unusable like the parent's other streams. */
+	tls_per_thread = NULL;
 	fork_release();
 }
 

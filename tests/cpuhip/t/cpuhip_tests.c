@@ -1667,6 +1667,51 @@ static void t_pts_ctor_fork(void)
 		dlclose(h);
 }
 
+/*
+ * A child forked by a thread that had made its per-thread stream: the
+ * child's hipStreamPerThread is its own (cpuhip.c fork_child; ROCm does
+ * not support a child using the runtime its parent started, so this is
+ * cpuhip's own model of one).  Work the child queues there runs, and its
+ * exit(), which tears the stream down, waits only for that work.  Before,
+ * the child kept the parent's stream, whose queue no thread of the child
+ * serves: its synchronize, or its exit, hung.
+ */
+static void t_pts_fork(void)
+{
+	unsigned int flags;
+	int64_t t0;
+	int st = 0;
+	pid_t pid, r;
+
+	OK(hipStreamGetFlags(hipStreamPerThread, &flags)); /* made here */
+	OK(cpuhipTestEnqueueDelay(hipStreamPerThread, 1000));
+	OK(hipStreamSynchronize(hipStreamPerThread));
+	pid = fork();
+	if (pid == 0) {
+		alarm(10);
+		if (cpuhipTestEnqueueDelay(hipStreamPerThread, 1000) != hipSuccess ||
+		    hipStreamSynchronize(hipStreamPerThread) != hipSuccess)
+			_exit(2);
+		if (cpuhipTestEnqueueDelay(hipStreamPerThread, 100000) != hipSuccess)
+			_exit(3);
+		exit(0); /* the teardown waits for the 100 ms delay */
+	}
+	CHECK(pid > 0);
+	t0 = (int64_t)now_ms();
+	while ((r = waitpid(pid, &st, WNOHANG)) == 0 && now_ms() - t0 < 15000)
+		sleep_ms(10);
+	if (r == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+	}
+	CHECK(r == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0))
+		fprintf(stderr, "pts_fork: the child ended with status %#x\n", st);
+	/* The parent's own stream is untouched. */
+	OK(cpuhipTestEnqueueDelay(hipStreamPerThread, 1000));
+	OK(hipStreamSynchronize(hipStreamPerThread));
+}
+
 /* The child of pts_teardown: exit() with a never-satisfied wait on the
  * per-thread stream (5.2: a long delay, its wait taking no such stream). */
 static int exit_child(void)
@@ -1900,6 +1945,7 @@ static const struct {
 	{ "exit_pending", t_exit_pending },
 	{ "stream_handles", t_stream_handles },
 	{ "pts_teardown", t_pts_teardown },
+	{ "pts_fork", t_pts_fork },
 	{ "pts_ctor_fork", t_pts_ctor_fork },
 	{ "memcpy_pageable", t_memcpy_pageable },
 	{ "broken", t_broken },
