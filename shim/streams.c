@@ -449,6 +449,12 @@ void hx_stream_reset_after_fork(void)
 	if (hx_exit_hook_state == 2)
 		hx_exit_hook_state = 0;
 	exit_prepared = false;
+	/* The forking thread's helper stream and event are the parent's: the
+	 * child's waits on hipStreamPerThread get a helper of the child's
+	 * (helper_get).  Forgotten, not destroyed: they are not the child's
+	 * runtime's to free (streams.*.fork-pts-used). */
+	tls_helper.stream = NULL;
+	tls_helper.event = NULL;
 }
 
 HX_HOT_PATH

@@ -176,6 +176,11 @@ MUTANTS = [
          desc="the runtime's look-ups (dlsym, which takes glibc's loader lock) are made "
               "inside the once: a first call racing a plugin constructor's deadlocks",
          drm=r"^streams\.abi6\.fork-ctor-first$"),
+    dict(name="fork-keeps-pts-helper", file="shim/streams.c",
+         edits=[("\ttls_helper.stream = NULL;\n\ttls_helper.event = NULL;\n", "")],
+         desc="a fork child keeps the forking thread's 5.2 per-thread helper stream, the "
+              "parent's: the child's waits on hipStreamPerThread never pass",
+         drm=r"^streams\.abi5\.fork-pts-used$"),
     dict(name="poll-exit-waits-new", file="shim/signal_poll.c",
          edits=[("\tP.draining = true;\n\tlast_done = __atomic_load_n(&P.ran, __ATOMIC_RELAXED);",
                  "\tlast_done = __atomic_load_n(&P.ran, __ATOMIC_RELAXED);")],

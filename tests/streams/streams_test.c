@@ -662,6 +662,52 @@ static void exit_fork_worker(void)
 	pthread_join(t, NULL);
 }
 
+/* A child forked by a thread that had waited on its hipStreamPerThread.
+ * On 5.2 that wait went through a helper stream the shim made for the
+ * thread (the runtime's stream wait does not resolve hipStreamPerThread);
+ * the helper is the parent's, nothing of which is the child's
+ * (docs/semantics.md): the child's own wait on its per-thread stream must
+ * pass once signaled, and the child's synchronize return. */
+static void fork_pts_used(void)
+{
+	uint32_t h, h2;
+	hipExternalSemaphore_t s = sem_import_new(drm, &h, true);
+	int64_t until;
+	int status;
+	pid_t pid;
+
+	so_signal(drm, h, 1);
+	HIPCHECK(wait1(s, 1, hipStreamPerThread));
+	HIPCHECK(hipStreamSynchronize(hipStreamPerThread));
+	pid = fork();
+	CHECK(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		hipExternalSemaphore_t c;
+
+		forked_by_worker = 1; /* LeakSanitizer: as exit_fork_worker's child */
+		c = sem_import_new(drm, &h2, true);
+		so_signal(drm, h2, 1);
+		if (wait1(c, 1, hipStreamPerThread) != hipSuccess)
+			_exit(3);
+		if (hipStreamSynchronize(hipStreamPerThread) != hipSuccess)
+			_exit(4);
+		_exit(0);
+	}
+	until = now_ns() + 10 * 1000000000ll;
+	while (waitpid(pid, &status, WNOHANG) == 0) {
+		if (now_ns() > until) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			FAIL("the child's wait on its hipStreamPerThread did not pass within 10 s "
+			     "of its signal");
+		}
+		sleep_ms(20);
+	}
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "the child ended with status %#x", status);
+	HIPCHECK(hipDestroyExternalSemaphore(s));
+}
+
 static void exit_lock_held(void)
 {
 	exit_pending("lock-held");
@@ -794,6 +840,7 @@ static const struct {
 	{ "exit-late-wait-tls", exit_late_wait_tls },
 	{ "exit-late-wait-worker", exit_late_wait_worker },
 	{ "exit-fork-worker", exit_fork_worker },
+	{ "fork-pts-used", fork_pts_used },
 	{ "exit-lock-held", exit_lock_held },
 	{ "thread-exit-keeps", thread_exit_keeps },
 };
