@@ -170,8 +170,19 @@ hipError_t hx_graph_clone(hipGraph_t *clone, hipGraph_t original)
 		return hipErrorNotInitialized;
 	REQUIRE_REAL(GraphClone, "hipGraphClone");
 	err = hx_rt.GraphClone(clone, original);
-	if (!err && clone)
-		hx_graph_adopt(*clone);
+	if (err || !clone)
+		return err;
+	/* A copy of a wait node not made the clone's own would go on waiting
+	 * for the original's event, which the original's destroy frees: the
+	 * clone is refused rather than handed out so (nothing of it stays). */
+	err = hx_graph_adopt(*clone);
+	if (err) {
+		hx_err("hipGraphClone: the copies of the semaphore nodes of graph %p could not be "
+		       "made the clone's own (error %d): clone refused", (void *)original,
+		       (int)err);
+		(void)hx_graph_destroy(*clone);
+		*clone = NULL;
+	}
 	return err;
 }
 
@@ -186,8 +197,18 @@ hipError_t hx_graph_add_child_node(hipGraphNode_t *node, hipGraph_t graph,
 		return hipErrorNotInitialized;
 	REQUIRE_REAL(GraphAddChildGraphNode, "hipGraphAddChildGraphNode");
 	err = hx_rt.GraphAddChildGraphNode(node, graph, deps, ndeps, child);
-	if (!err)
-		hx_graph_adopt(graph);
+	if (err || !node)
+		return err;
+	/* As hipGraphClone: the node's copies must be `graph`'s own before
+	 * the child (which the application may destroy at once) goes. */
+	err = hx_graph_adopt(graph);
+	if (err) {
+		hx_err("hipGraphAddChildGraphNode: the copies of the semaphore nodes of graph %p "
+		       "could not be made graph %p's own (error %d): node refused", (void *)child,
+		       (void *)graph, (int)err);
+		(void)hx_graph_destroy_node(*node);
+		*node = NULL;
+	}
 	return err;
 }
 

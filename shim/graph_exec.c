@@ -653,8 +653,12 @@ hipError_t hx_graph_exec_update(hipGraphExec_t exec, hipGraph_t graph, hipGraphN
 	if (!exec || !graph || !errNode || !result)
 		return hx_rt.GraphExecUpdate(exec, graph, errNode, result);
 	err = gw_adopt(graph, what);
-	if (err)
+	if (err) {
+		/* nothing updated: the outputs say so, as for a refused update */
+		*errNode = NULL;
+		*result = HX_GRAPH_EXEC_UPDATE_ERROR;
 		return err;
+	}
 	if (!hx_graph_wait_any())
 		return hx_rt.GraphExecUpdate(exec, graph, errNode, result);
 	pthread_mutex_lock(&hx_gw_lock);

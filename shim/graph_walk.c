@@ -97,7 +97,8 @@ hipError_t hx_graph_foreign_node_check(hipGraphNode_t node, int kind, const char
  * produce stops here instead of recursing without end. */
 #define HX_GRAPH_MAX_DEPTH 64
 
-/* *refused: the runtime's answer when it refused to list a graph's nodes. */
+/* *refused: the runtime's answer when it refused to list a graph's nodes,
+ * or hipErrorOutOfMemory when the list could not be held. */
 static bool walk(hipGraph_t graph, hx_graph_visit_fn *visit, void *ctx, unsigned depth,
 		 hipError_t *refused)
 {
@@ -118,6 +119,7 @@ static bool walk(hipGraph_t graph, hx_graph_visit_fn *visit, void *ctx, unsigned
 	nodes = calloc(n, sizeof(*nodes));
 	if (!nodes) {
 		hx_err("graph %p: out of memory listing %zu nodes", (void *)graph, n);
+		*refused = hipErrorOutOfMemory;
 		return false;
 	}
 	got = n;
@@ -178,9 +180,9 @@ hipError_t hx_graph_adopt(hipGraph_t graph)
 	    !hx_rt.GraphNodeGetType)
 		return hipSuccess;
 	if (!walk(graph, adopt_visit, &a, 0, &refused) && refused) {
-		hx_err("graph %p: hipGraphGetNodes failed (error %d): the copies of semaphore "
-		       "nodes in it (hipGraphClone, a child graph) and the signals captured into "
-		       "it cannot be found", (void *)graph, (int)refused);
+		hx_err("graph %p: its nodes could not be listed (error %d): the copies of "
+		       "semaphore nodes in it (hipGraphClone, a child graph) and the signals "
+		       "captured into it cannot be found", (void *)graph, (int)refused);
 		return refused;
 	}
 	return a.err;
