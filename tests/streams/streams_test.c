@@ -500,11 +500,29 @@ static int child(const char *how)
 	return 0;
 }
 
+/* Waits up to 10 s for the child `pid` (killed after that) and checks that
+ * it exited 0; `what` names it in the failure. */
+static void reap_child(pid_t pid, const char *what)
+{
+	int64_t until = now_ns() + 10 * 1000000000ll;
+	int status;
+
+	while (waitpid(pid, &status, WNOHANG) == 0) {
+		if (now_ns() > until) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			FAIL("%s did not exit within 10 s", what);
+		}
+		sleep_ms(20);
+	}
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s ended with status %#x", what,
+	      status);
+}
+
 static void exit_pending(const char *how)
 {
 	char arg[64];
-	int64_t t0 = now_ns(), until = t0 + 10 * 1000000000ll;
-	int status;
+	int64_t t0 = now_ns();
 	pid_t pid;
 
 	snprintf(arg, sizeof(arg), "child-%s", how);
@@ -514,16 +532,8 @@ static void exit_pending(const char *how)
 		execl("/proc/self/exe", "streams-test", arg, (char *)NULL);
 		_exit(127);
 	}
-	while (waitpid(pid, &status, WNOHANG) == 0) {
-		if (now_ns() > until) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			FAIL("the child (%s) did not exit within 10 s", how);
-		}
-		sleep_ms(20);
-	}
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	      "the child (%s) ended with status %#x", how, status);
+	snprintf(arg, sizeof(arg), "the child (%s)", how);
+	reap_child(pid, arg);
 	printf("# the child (%s) ran and exited in %.2f s\n", how, (double)(now_ns() - t0) / 1e9);
 }
 
@@ -618,9 +628,7 @@ static void *fork_worker(void *p)
 {
 	uint32_t h, h2;
 	hipExternalSemaphore_t s = sem_import_new(drm, &h, false);
-	int64_t until;
 	hipStream_t st;
-	int status;
 	pid_t pid;
 
 	(void)p;
@@ -639,17 +647,7 @@ static void *fork_worker(void *p)
 			_exit(3);
 		exit(0);
 	}
-	until = now_ns() + 10 * 1000000000ll;
-	while (waitpid(pid, &status, WNOHANG) == 0) {
-		if (now_ns() > until) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			FAIL("the child forked by a worker thread did not exit within 10 s");
-		}
-		sleep_ms(20);
-	}
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	      "the child forked by a worker thread ended with status %#x", status);
+	reap_child(pid, "the child forked by a worker thread");
 	HIPCHECK(hipStreamDestroy(st));
 	return NULL;
 }
@@ -672,8 +670,6 @@ static void fork_pts_used(void)
 {
 	uint32_t h, h2;
 	hipExternalSemaphore_t s = sem_import_new(drm, &h, true);
-	int64_t until;
-	int status;
 	pid_t pid;
 
 	so_signal(drm, h, 1);
@@ -693,18 +689,7 @@ static void fork_pts_used(void)
 			_exit(4);
 		_exit(0);
 	}
-	until = now_ns() + 10 * 1000000000ll;
-	while (waitpid(pid, &status, WNOHANG) == 0) {
-		if (now_ns() > until) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			FAIL("the child's wait on its hipStreamPerThread did not pass within 10 s "
-			     "of its signal");
-		}
-		sleep_ms(20);
-	}
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	      "the child ended with status %#x", status);
+	reap_child(pid, "the child (its wait on hipStreamPerThread, signalled before)");
 	HIPCHECK(hipDestroyExternalSemaphore(s));
 }
 
