@@ -2460,6 +2460,15 @@ static hipError_t bad_import(hipExternalSemaphore_t *out, int type, int fd, bool
 
 static void op_bad(int opi)
 {
+/* a step that may be refused, and whether the shim's log grew during it
+ * (G OP STEP GREW: refusal-log, every refused call writes a line; another
+ * thread's line may make it grow too, never the other way) */
+#define BSTEP(step, call)                                                  \
+	do {                                                               \
+		int64_t l0_ = shimlog_size();                              \
+		cstep(opi, (step), (call), -1);                            \
+		wlog("G %d %d %d", opi, (int)(step), shimlog_size() > l0_); \
+	} while (0)
 	hipExternalSemaphore_t h = NULL, dead = NULL, pair[2], out = NULL, nul[1] = {NULL};
 	hipStream_t q = NULL, gone = NULL;
 	uint32_t so = 0, dso = 0, fso = 0;
@@ -2478,61 +2487,61 @@ static void op_bad(int opi)
 	e = hipStreamCreateWithFlags(&q, hipStreamNonBlocking);
 	cstep(opi, 2, e, -1);
 	/* the import */
-	cstep(opi, 3, bad_import(NULL, HX_SEM_HANDLE_OPAQUE_FD, fd, false), -1);
-	cstep(opi, 4, bad_import(&out, HX_SEM_HANDLE_OPAQUE_FD, fd, true), -1);
-	cstep(opi, 5, bad_import(&out, HX_SEM_HANDLE_OPAQUE_FD, -1, false), -1);
-	cstep(opi, 6, bad_import(&out, HX_SEM_HANDLE_TIMELINE_FD, 0, false), -1);
+	BSTEP(3, bad_import(NULL, HX_SEM_HANDLE_OPAQUE_FD, fd, false));
+	BSTEP(4, bad_import(&out, HX_SEM_HANDLE_OPAQUE_FD, fd, true));
+	BSTEP(5, bad_import(&out, HX_SEM_HANDLE_OPAQUE_FD, -1, false));
+	BSTEP(6, bad_import(&out, HX_SEM_HANDLE_TIMELINE_FD, 0, false));
 	if (pipe2(p, O_CLOEXEC))
 		die("bad op: pipe: %s", strerror(errno));
-	cstep(opi, 7, bad_import(&out, HX_SEM_HANDLE_OPAQUE_FD, p[0], false), -1);
-	cstep(opi, 8, bad_import(&out, HX_SEM_HANDLE_TIMELINE_FD, p[1], false), -1);
+	BSTEP(7, bad_import(&out, HX_SEM_HANDLE_OPAQUE_FD, p[0], false));
+	BSTEP(8, bad_import(&out, HX_SEM_HANDLE_TIMELINE_FD, p[1], false));
 	efd = eventfd(0, EFD_CLOEXEC);
-	cstep(opi, 9, bad_import(&out, HX_SEM_HANDLE_OPAQUE_FD, efd, false), -1);
-	cstep(opi, 10, bad_import(&out, 2 /* OpaqueWin32 */, fd, false), -1);
-	cstep(opi, 11, bad_import(&out, 6 /* NvSciSync */, fd, false), -1);
-	cstep(opi, 12, bad_import(&out, 77, fd, false), -1);
+	BSTEP(9, bad_import(&out, HX_SEM_HANDLE_OPAQUE_FD, efd, false));
+	BSTEP(10, bad_import(&out, 2 /* OpaqueWin32 */, fd, false));
+	BSTEP(11, bad_import(&out, 6 /* NvSciSync */, fd, false));
+	BSTEP(12, bad_import(&out, 77, fd, false));
 	/* a sync_file given as a timeline (type 9): refused */
 	if (!drmSyncobjCreate(pdrm, DRM_SYNCOBJ_CREATE_SIGNALED, &fso) &&
 	    !drmSyncobjExportSyncFile(pdrm, fso, &sfd))
-		cstep(opi, 13, bad_import(&out, HX_SEM_HANDLE_TIMELINE_FD, sfd, false), -1);
+		BSTEP(13, bad_import(&out, HX_SEM_HANDLE_TIMELINE_FD, sfd, false));
 	/* the device's own fd: not a sync object */
-	cstep(opi, 14, bad_import(&out, HX_SEM_HANDLE_OPAQUE_FD, pdrm, false), -1);
+	BSTEP(14, bad_import(&out, HX_SEM_HANDLE_OPAQUE_FD, pdrm, false));
 	/* signal and wait */
 	for (int w = 0; w <= 1; w++) {
 		int b = 15 + 10 * w;
 
-		cstep(opi, b, bad_signal(NULL, 1, 1, 0, q, w, false), -1);
-		cstep(opi, b + 1, bad_signal(&h, 1, 1, 0, q, w, true), -1);
-		cstep(opi, b + 2, bad_signal(&h, 0, 1, 0, q, w, false), -1);
-		cstep(opi, b + 3, bad_signal(nul, 1, 1, 0, q, w, false), -1);
-		cstep(opi, b + 4, bad_signal(&h, 1, 1, 1, q, w, false), -1);
+		BSTEP(b, bad_signal(NULL, 1, 1, 0, q, w, false));
+		BSTEP(b + 1, bad_signal(&h, 1, 1, 0, q, w, true));
+		BSTEP(b + 2, bad_signal(&h, 0, 1, 0, q, w, false));
+		BSTEP(b + 3, bad_signal(nul, 1, 1, 0, q, w, false));
+		BSTEP(b + 4, bad_signal(&h, 1, 1, 1, q, w, false));
 		pair[0] = h;
 		pair[1] = (hipExternalSemaphore_t)bogus[59];
-		cstep(opi, b + 5, bad_signal(pair, 2, 1, 0, q, w, false), -1);
+		BSTEP(b + 5, bad_signal(pair, 2, 1, 0, q, w, false));
 		if (!dead) {
 			dead = sem_import_new(pdrm, &dso, false);
 			hipDestroyExternalSemaphore(dead);
 		}
 		pair[1] = dead;
-		cstep(opi, b + 6, bad_signal(pair, 2, 1, 0, q, w, false), -1);
+		BSTEP(b + 6, bad_signal(pair, 2, 1, 0, q, w, false));
 		if (!w)
-			cstep(opi, b + 7, bad_signal(&h, 1, 0, 0, q, w, false), -1);
+			BSTEP(b + 7, bad_signal(&h, 1, 0, 0, q, w, false));
 		/* a destroyed stream: cpuhip's check (the real runtimes may
 		 * crash on a freed stream: not made there) */
 		if (!getenv("HXWORK_START_RUNTIME")) {
 			if (!gone && hipStreamCreateWithFlags(&gone, hipStreamNonBlocking) == hipSuccess)
 				hipStreamDestroy(gone);
 			if (gone)
-				cstep(opi, b + 8, bad_signal(&h, 1, 1, 0, gone, w, false), -1);
+				BSTEP(b + 8, bad_signal(&h, 1, 1, 0, gone, w, false));
 		}
 	}
 	if (q)
 		hipStreamSynchronize(q);
 	/* nothing of the refused calls took effect */
 	cstep(opi, 35, 0, (long long)query_so(so));
-	cstep(opi, 36, hipDestroyExternalSemaphore(NULL), -1);
-	cstep(opi, 37, hipDestroyExternalSemaphore(h), -1);
-	cstep(opi, 38, hipDestroyExternalSemaphore(h), -1);
+	BSTEP(36, hipDestroyExternalSemaphore(NULL));
+	BSTEP(37, hipDestroyExternalSemaphore(h));
+	BSTEP(38, hipDestroyExternalSemaphore(h));
 	if (q)
 		hipStreamDestroy(q);
 	if (dso)
@@ -2547,6 +2556,7 @@ static void op_bad(int opi)
 	if (sfd >= 0)
 		close(sfd);
 }
+#undef BSTEP
 
 /* The selftest op: hipextsem-info --selftest (one round a check, both
  * signal modes) run beside the program, under its modes, against the same
