@@ -211,6 +211,14 @@ static const char *const rt_fail_name[RT_FAIL_KINDS] = {
  * and the DRM calls' EIO. */
 static int rt_kinds = (1 << RT_FAIL_KINDS) - 1;
 static bool drm_kind = true;
+/* oom: the shim's own malloc / calloc / realloc calls made in a driver
+ * thread's op fail (ENOMEM, logged FH OP oom); only when the faults line
+ * names it, never in the shim's threads (a waiter's allocation has nobody
+ * to answer to), not in the sanitizer builds (their allocators own
+ * malloc).  The definitions below come ahead of glibc's in the lookup
+ * order; a call is the shim's when its return address lies in the
+ * shim's object. */
+static bool oom_kind;
 /* The runtime's refusals of hipStreamWaitValue64 still allowed: the shim
  * moves from host memory to signal memory at the first (still
  * asynchronous), to the host-blocking path at the second, where a wait
@@ -278,6 +286,8 @@ static void faults_setup(void)
 				rt_kinds |= 1 << i;
 			else if (!strcmp(k, "drm"))
 				drm_kind = true;
+			else if (!strcmp(k, "oom"))
+				oom_kind = true;
 			else
 				die("HXWORK_FAULTS: unknown fault kind %s", k);
 		}
@@ -291,6 +301,37 @@ static void faults_setup(void)
 		die("HXWORK_FAULTS: the shim (libextsem) is not loaded");
 	*(void **)&fail_mine = dlsym(RTLD_DEFAULT, "cpuhipTestFailOnThisThread");
 }
+
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+extern void *__libc_malloc(size_t n);
+extern void *__libc_calloc(size_t n, size_t size);
+extern void *__libc_realloc(void *p, size_t n);
+
+static bool oom_fault(const void *ra)
+{
+	if (!oom_kind || cur_op < 0 || !atomic_load_explicit(&faults_on, memory_order_relaxed) ||
+	    (uintptr_t)ra < shim_lo || (uintptr_t)ra >= shim_hi || !fault_draw())
+		return false;
+	wlog("FH %d oom", cur_op);
+	errno = ENOMEM;
+	return true;
+}
+
+void *malloc(size_t n)
+{
+	return oom_fault(__builtin_return_address(0)) ? NULL : __libc_malloc(n);
+}
+
+void *calloc(size_t n, size_t size)
+{
+	return oom_fault(__builtin_return_address(0)) ? NULL : __libc_calloc(n, size);
+}
+
+void *realloc(void *p, size_t n)
+{
+	return oom_fault(__builtin_return_address(0)) ? NULL : __libc_realloc(p, n);
+}
+#endif
 
 /* True when the shim's call `call`, returning to ra, is to fail. */
 static bool drm_fault(const char *call, const void *ra)
@@ -403,6 +444,7 @@ static void cov_setup(void)
 
 static __attribute__((noreturn)) void child_exit(int code)
 {
+	atomic_store(&faults_on, false); /* the write-out allocates (oom) */
 	if (cov_dump)
 		cov_dump();
 	_exit(code);
