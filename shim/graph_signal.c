@@ -69,6 +69,17 @@ static void gsig_run(void *data)
 	hx_op_signal_handles(s->handles, s->values, s->n);
 }
 
+/* A record nothing refers to (never listed, or unlisted). */
+static void gsig_free(struct gsig *s)
+{
+	if (s) {
+		free(s->handles);
+		free(s->values);
+		free(s->raw_params);
+	}
+	free(s);
+}
+
 /* An empty record for n semaphores, not yet listed. */
 static struct gsig *gsig_alloc(unsigned n)
 {
@@ -83,12 +94,7 @@ static struct gsig *gsig_alloc(unsigned n)
 	}
 	if (s && s->handles && s->values && s->raw_params)
 		return s;
-	if (s) {
-		free(s->handles);
-		free(s->values);
-		free(s->raw_params);
-	}
-	free(s);
+	gsig_free(s);
 	return NULL;
 }
 
@@ -323,6 +329,16 @@ void hx_graph_signal_adopt(hipGraph_t graph, hipGraphNode_t node, hipGraph_t roo
 		hx_err("hipGraphHostNodeSetParams on node %p failed (error %d); the copy keeps "
 		       "the original's data", (void *)node, (int)err);
 		__atomic_store_n(&src->unadopted, false, __ATOMIC_RELEASE);
+		/* No node holds the copy (the runtime refused to give it to
+		 * one): unlisted and freed, not left for the process's life. */
+		pthread_mutex_lock(&hx_gsig_lock);
+		for (struct gsig **pp = &gsigs; *pp; pp = &(*pp)->next)
+			if (*pp == s) {
+				*pp = s->next;
+				break;
+			}
+		pthread_mutex_unlock(&hx_gsig_lock);
+		gsig_free(s);
 		return;
 	}
 	pthread_mutex_lock(&hx_gsig_lock);
