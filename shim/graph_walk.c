@@ -107,8 +107,12 @@ static bool walk(hipGraph_t graph, hx_graph_visit_fn *visit, void *ctx, unsigned
 	bool ok = true;
 
 	if (depth > HX_GRAPH_MAX_DEPTH) {
+		/* A refusal, as when the runtime cannot list the nodes: a
+		 * copy left unadopted down there would wait on the original's
+		 * event (an early wait) or run on its data. */
 		hx_err("graph %p: child graphs nested deeper than %d levels are not searched for "
-		       "hipextsem nodes", (void *)graph, HX_GRAPH_MAX_DEPTH);
+		       "hipextsem nodes; refused", (void *)graph, HX_GRAPH_MAX_DEPTH);
+		*refused = hipErrorNotSupported;
 		return false;
 	}
 	*refused = hx_rt.GraphGetNodes(graph, NULL, &n);

@@ -416,6 +416,52 @@ static void case_child(void)
 	sem_free(&other);
 }
 
+/* A chain nested in child graphs, one level more at each step: the shim
+ * walks 64 levels (graph_walk.c).  Up to there each copy is adopted and
+ * the launch waits for its semaphore; one level deeper,
+ * hipGraphAddChildGraphNode refuses the copy it could not search
+ * (hipErrorNotSupported) and undoes it, instead of leaving a wait node
+ * that waits on the original's event. */
+static void case_deep(void)
+{
+	struct sem a = sem_new(false), b = sem_new(false);
+	hipGraph_t k, top;
+	hipGraphNode_t n;
+	hipGraphExec_t x;
+	hipStream_t st;
+	hipError_t e = hipSuccess;
+	size_t nn = 1;
+	int depth;
+
+	HIPCHECK(hipStreamCreate(&st));
+	HIPCHECK(hipGraphCreate(&k, 0));
+	build_chain(k, &a, &b);
+	for (depth = 1; depth <= 70; depth++) {
+		HIPCHECK(hipGraphCreate(&top, 0));
+		e = hipGraphAddChildGraphNode(&n, top, NULL, 0, k);
+		if (e)
+			break;
+		HIPCHECK(hipGraphDestroy(k));
+		k = top;
+		if (depth == 10 || depth == 64) {
+			HIPCHECK(hipGraphInstantiate(&x, k, NULL, NULL, 0));
+			run_chain(x, st, &a, &b, NULL, 40);
+			HIPCHECK(hipGraphExecDestroy(x));
+		}
+	}
+	CHECK(e == hipErrorNotSupported && depth == 65,
+	      "child graph node %d levels deep answered %d, want %d at 65", depth, (int)e,
+	      (int)hipErrorNotSupported);
+	/* undone: the refused graph holds no node */
+	HIPCHECK(hipGraphGetNodes(top, NULL, &nn));
+	CHECK(nn == 0, "the refused child graph node is still in its graph (%zu nodes)", nn);
+	HIPCHECK(hipGraphDestroy(top));
+	HIPCHECK(hipGraphDestroy(k));
+	HIPCHECK(hipStreamDestroy(st));
+	sem_free(&a);
+	sem_free(&b);
+}
+
 /* A launch the runtime refuses after the exec's wait was queued leaves that
  * wait for the exec's next launch.  An update of the exec in between (here
  * with its own graph: the node keeps its semaphore) must keep it so: one
@@ -868,6 +914,8 @@ int main(int argc, char **argv)
 		case_clone();
 	else if (!strcmp(c, "child"))
 		case_child();
+	else if (!strcmp(c, "deep"))
+		case_deep();
 	else if (!strcmp(c, "destroy-node"))
 		case_destroy_node();
 	else if (!strcmp(c, "exec-update"))
