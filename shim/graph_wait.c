@@ -411,8 +411,14 @@ hipError_t hx_graph_wait_adopt(hipGraph_t graph, hipGraphNode_t node, hipGraph_t
 	if (!hx_gwait_find_locked(node))
 		for (src = gwaits; src && src->event != ev; src = src->next)
 			;
-	if (src && hx_gw_vals_copy(&v, src->v.handles, src->v.raw_params, src->v.n))
-		src = NULL;
+	if (src && hx_gw_vals_copy(&v, src->v.handles, src->v.raw_params, src->v.n)) {
+		/* Not adoptable: refused, as when its event cannot be made
+		 * (the copy would wait on the original's event). */
+		pthread_mutex_unlock(&hx_gw_lock);
+		hx_err("wait node %p of graph %p (a copy): out of memory; it keeps the "
+		       "original's event", (void *)node, (void *)graph);
+		return hipErrorOutOfMemory;
+	}
 	pthread_mutex_unlock(&hx_gw_lock);
 	if (!src)
 		return hipSuccess;

@@ -551,8 +551,10 @@ static hipError_t op_wait(const hipExternalSemaphore_t *hs, const void *params, 
 		err = enqueue_stream_wait(op, path, target, &kick);
 		if (!err)
 			break;
-		if (err == hipErrorOutOfMemory)
+		if (err == hipErrorOutOfMemory) {
+			hx_err("%s: out of memory for a wait slot; the wait is not queued", what);
 			goto unref;
+		}
 		/* A refusal is the stream's fault or the primitive's: only
 		 * the second is a reason to change paths. */
 		if (!stream_is_valid(stream)) {

@@ -216,9 +216,11 @@ static bool drm_kind = true;
  * names it, never in the shim's threads (a waiter's allocation has nobody
  * to answer to), not in the sanitizer builds (their allocators own
  * malloc).  The definitions below come ahead of glibc's in the lookup
- * order; a call is the shim's when its return address lies in the
- * shim's object. */
+ * order (built with HXWORK_OOM: tests/workload/meson.build defines it when
+ * no sanitizer is on); a call is the shim's when its return address lies
+ * in the shim's object. */
 static bool oom_kind;
+static pid_t driver_pid; /* a fork child's own handlers are not failed */
 /* The runtime's refusals of hipStreamWaitValue64 still allowed: the shim
  * moves from host memory to signal memory at the first (still
  * asynchronous), to the host-blocking path at the second, where a wait
@@ -294,6 +296,7 @@ static void faults_setup(void)
 	}
 	if (getenv("HXWORK_FAULT_HOSTPATH") && !strcmp(getenv("HXWORK_FAULT_HOSTPATH"), "1"))
 		atomic_store(&streamwait_left, 2);
+	driver_pid = getpid();
 	fault_permille = pm > 1000 ? 1000 : pm;
 	atomic_store(&fault_rng, (uint64_t)seed * 0x9e3779b97f4a7c15ULL | 1);
 	dl_iterate_phdr(find_shim, NULL);
@@ -302,7 +305,7 @@ static void faults_setup(void)
 	*(void **)&fail_mine = dlsym(RTLD_DEFAULT, "cpuhipTestFailOnThisThread");
 }
 
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#ifdef HXWORK_OOM
 extern void *__libc_malloc(size_t n);
 extern void *__libc_calloc(size_t n, size_t size);
 extern void *__libc_realloc(void *p, size_t n);
@@ -310,7 +313,8 @@ extern void *__libc_realloc(void *p, size_t n);
 static bool oom_fault(const void *ra)
 {
 	if (!oom_kind || cur_op < 0 || !atomic_load_explicit(&faults_on, memory_order_relaxed) ||
-	    (uintptr_t)ra < shim_lo || (uintptr_t)ra >= shim_hi || !fault_draw())
+	    (uintptr_t)ra < shim_lo || (uintptr_t)ra >= shim_hi || getpid() != driver_pid ||
+	    !fault_draw())
 		return false;
 	wlog("FH %d oom", cur_op);
 	errno = ENOMEM;
