@@ -39,10 +39,13 @@ hipError_t hx_graph_destroy(hipGraph_t graph)
 
 /* A node removed from its graph no longer answers as a semaphore node (the
  * runtime may reuse its address for a node of its own), nor do the nodes
- * of the graph embedded in a child-graph node. */
+ * of the graph embedded in a child-graph node, at any depth: the graphs
+ * below are listed before the node goes (they go with it) and forgotten
+ * once the runtime destroyed it. */
 hipError_t hx_graph_destroy_node(hipGraphNode_t node)
 {
-	hipGraph_t embedded = NULL;
+	hipGraph_t embedded = NULL, *nested = NULL;
+	size_t nnested = 0;
 	hipError_t err;
 	int type = -1;
 
@@ -54,15 +57,24 @@ hipError_t hx_graph_destroy_node(hipGraphNode_t node)
 	    hx_graph_node_type(node, &type) && type == HX_GRAPH_NODE_GRAPH &&
 	    hx_rt.GraphChildGraphNodeGetGraph(node, &embedded) != hipSuccess)
 		embedded = NULL;
+	if (embedded)
+		nested = hx_graph_nested(embedded, &nnested);
 	err = hx_rt.GraphDestroyNode(node);
-	if (err || !node)
+	if (err || !node) {
+		free(nested);
 		return err;
+	}
 	hx_graph_signal_forget_node(node);
 	hx_graph_wait_forget_node(node);
 	if (embedded) {
 		hx_graph_signal_forget_graph(embedded);
 		hx_graph_wait_forget_graph(embedded);
 	}
+	for (size_t i = 0; i < nnested; i++) {
+		hx_graph_signal_forget_graph(nested[i]);
+		hx_graph_wait_forget_graph(nested[i]);
+	}
+	free(nested);
 	return err;
 }
 

@@ -108,6 +108,10 @@ typedef void hx_graph_visit_fn(hipGraph_t graph, hipGraphNode_t node, int type, 
  * graph embedded in it (any depth), in the runtime's node order.  False
  * when the runtime cannot list a graph's nodes. */
 bool hx_graph_walk(hipGraph_t graph, hx_graph_visit_fn *visit, void *ctx);
+/* The graphs embedded below `graph` at any depth (malloc'ed, *n of them;
+ * NULL when none or out of memory, logged), for forgetting the records of
+ * the semaphore node copies in them. */
+hipGraph_t *hx_graph_nested(hipGraph_t graph, size_t *n);
 /* Gives the copies of semaphore nodes that the runtime made (hipGraphClone,
  * child-graph nodes) records of their own, owned by `graph`, and marks the
  * signals captured into it as the graph's.  Not hipSuccess when the

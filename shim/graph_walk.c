@@ -93,57 +93,105 @@ hipError_t hx_graph_foreign_node_check(hipGraphNode_t node, int kind, const char
 	return hipSuccess;
 }
 
-/* Deeper nesting than any real graph; a cycle the runtime should never
- * produce stops here instead of recursing without end. */
-#define HX_GRAPH_MAX_DEPTH 64
-
-/* *refused: the runtime's answer when it refused to list a graph's nodes,
- * or hipErrorOutOfMemory when the list could not be held. */
-static bool walk(hipGraph_t graph, hx_graph_visit_fn *visit, void *ctx, unsigned depth,
-		 hipError_t *refused)
-{
+/* A graph's nodes, listed, and how far the walk has visited them. */
+struct walk_frame {
+	hipGraph_t graph;
 	hipGraphNode_t *nodes;
-	size_t n = 0, got;
-	bool ok = true;
+	size_t n, next;
+};
 
-	if (depth > HX_GRAPH_MAX_DEPTH) {
-		/* A refusal, as when the runtime cannot list the nodes: a
-		 * copy left unadopted down there would wait on the original's
-		 * event (an early wait) or run on its data. */
-		hx_err("graph %p: child graphs nested deeper than %d levels are not searched for "
-		       "hipextsem nodes; refused", (void *)graph, HX_GRAPH_MAX_DEPTH);
-		*refused = hipErrorNotSupported;
-		return false;
-	}
+/* The nodes of `graph` into *f; *refused: the runtime's answer when it
+ * refused to list them, or hipErrorOutOfMemory. */
+static bool list_nodes(hipGraph_t graph, struct walk_frame *f, hipError_t *refused)
+{
+	size_t n = 0, got;
+
+	memset(f, 0, sizeof(*f));
+	f->graph = graph;
 	*refused = hx_rt.GraphGetNodes(graph, NULL, &n);
 	if (*refused)
 		return false;
 	if (!n)
 		return true;
-	nodes = calloc(n, sizeof(*nodes));
-	if (!nodes) {
+	f->nodes = calloc(n, sizeof(*f->nodes));
+	if (!f->nodes) {
 		hx_err("graph %p: out of memory listing %zu nodes", (void *)graph, n);
 		*refused = hipErrorOutOfMemory;
 		return false;
 	}
 	got = n;
-	*refused = hx_rt.GraphGetNodes(graph, nodes, &got);
+	*refused = hx_rt.GraphGetNodes(graph, f->nodes, &got);
 	if (*refused) {
-		free(nodes);
+		free(f->nodes);
+		f->nodes = NULL;
 		return false;
 	}
-	for (size_t i = 0; i < got && i < n && ok; i++) {
+	f->n = got < n ? got : n;
+	return true;
+}
+
+/* Depth first, each node visited before the graph it embeds, in the
+ * runtime's node order.  Iterative, with the frames on the heap: child
+ * graphs nest as deep as the application made them (no limit of the
+ * shim's, which would refuse a graph that holds no semaphore node of its
+ * own); the runtime's child graphs are copies, so a cycle cannot occur,
+ * and a runaway depth ends as out of memory.  *refused: the runtime's
+ * answer when it refused to list some graph's nodes, or
+ * hipErrorOutOfMemory when a list could not be held. */
+static bool walk(hipGraph_t graph, hx_graph_visit_fn *visit, void *ctx, hipError_t *refused)
+{
+	struct walk_frame *st = NULL;
+	size_t depth = 0, cap = 0;
+	bool ok = true;
+
+	*refused = hipSuccess;
+	for (;;) {
+		struct walk_frame *f;
 		hipGraph_t child = NULL;
+		hipGraphNode_t node;
 		int type = -1;
 
-		if (!nodes[i] || !hx_graph_node_type(nodes[i], &type))
+		if (graph) {
+			if (depth == cap) {
+				size_t ncap = cap ? cap * 2 : 8;
+				struct walk_frame *g = realloc(st, ncap * sizeof(*st));
+
+				if (!g) {
+					hx_err("graph %p: out of memory walking %zu levels of child "
+					       "graphs", (void *)graph, depth);
+					*refused = hipErrorOutOfMemory;
+					ok = false;
+					break;
+				}
+				st = g;
+				cap = ncap;
+			}
+			if (!list_nodes(graph, &st[depth], refused)) {
+				ok = false;
+				break;
+			}
+			depth++;
+			graph = NULL;
+		}
+		if (!depth)
+			break;
+		f = &st[depth - 1];
+		if (f->next == f->n) {
+			free(f->nodes);
+			depth--;
 			continue;
-		visit(graph, nodes[i], type, ctx);
+		}
+		node = f->nodes[f->next++];
+		if (!node || !hx_graph_node_type(node, &type))
+			continue;
+		visit(f->graph, node, type, ctx);
 		if (type == HX_GRAPH_NODE_GRAPH && hx_rt.GraphChildGraphNodeGetGraph &&
-		    hx_rt.GraphChildGraphNodeGetGraph(nodes[i], &child) == hipSuccess && child)
-			ok = walk(child, visit, ctx, depth + 1, refused);
+		    hx_rt.GraphChildGraphNodeGetGraph(node, &child) == hipSuccess && child)
+			graph = child;
 	}
-	free(nodes);
+	while (depth)
+		free(st[--depth].nodes);
+	free(st);
 	return ok;
 }
 
@@ -153,7 +201,55 @@ bool hx_graph_walk(hipGraph_t graph, hx_graph_visit_fn *visit, void *ctx)
 
 	if (!graph || !hx_rt.GraphGetNodes || !hx_rt.GraphNodeGetType)
 		return false;
-	return walk(graph, visit, ctx, 0, &refused);
+	return walk(graph, visit, ctx, &refused);
+}
+
+struct nested_ctx {
+	hipGraph_t *g;
+	size_t n, cap;
+	bool oom;
+};
+
+static void nested_visit(hipGraph_t graph, hipGraphNode_t node, int type, void *ctx)
+{
+	struct nested_ctx *c = ctx;
+	hipGraph_t child = NULL;
+
+	(void)graph;
+	if (type != HX_GRAPH_NODE_GRAPH || c->oom ||
+	    hx_rt.GraphChildGraphNodeGetGraph(node, &child) != hipSuccess || !child)
+		return;
+	if (c->n == c->cap) {
+		size_t ncap = c->cap ? c->cap * 2 : 8;
+		hipGraph_t *g = realloc(c->g, ncap * sizeof(*g));
+
+		if (!g) {
+			c->oom = true;
+			return;
+		}
+		c->g = g;
+		c->cap = ncap;
+	}
+	c->g[c->n++] = child;
+}
+
+hipGraph_t *hx_graph_nested(hipGraph_t graph, size_t *n)
+{
+	struct nested_ctx c = { NULL, 0, 0, false };
+
+	*n = 0;
+	if (!graph || !hx_rt.GraphChildGraphNodeGetGraph)
+		return NULL;
+	if (!hx_graph_walk(graph, nested_visit, &c) || c.oom) {
+		hx_err("graph %p: its child graphs could not all be listed; records of semaphore "
+		       "nodes copied into them may outlive them", (void *)graph);
+		if (c.oom) {
+			free(c.g);
+			return NULL;
+		}
+	}
+	*n = c.n;
+	return c.g;
 }
 
 struct adopt_ctx {
@@ -183,7 +279,7 @@ hipError_t hx_graph_adopt(hipGraph_t graph)
 	if (!graph || (!hx_graph_wait_any() && !hx_graph_signal_any()) || !hx_rt.GraphGetNodes ||
 	    !hx_rt.GraphNodeGetType)
 		return hipSuccess;
-	if (!walk(graph, adopt_visit, &a, 0, &refused) && refused) {
+	if (!walk(graph, adopt_visit, &a, &refused) && refused) {
 		hx_err("graph %p: its nodes could not be listed (error %d): the copies of "
 		       "semaphore nodes in it (hipGraphClone, a child graph) and the signals "
 		       "captured into it cannot be found", (void *)graph, (int)refused);
