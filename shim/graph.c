@@ -22,18 +22,34 @@
 #include "runtime.h"
 #include "noise.h"
 
+/* The graph's semaphore nodes no longer answer, nor those of the graphs
+ * embedded in it at any depth: a node added to an embedded graph
+ * (hipGraphChildGraphNodeGetGraph), or a copy adopted by a call on one,
+ * is that graph's, not the top-level one's.  The graphs below are listed
+ * before the runtime frees them and forgotten once it has. */
 hipError_t hx_graph_destroy(hipGraph_t graph)
 {
+	hipGraph_t *nested = NULL;
+	size_t nnested = 0;
 	hipError_t err;
 
 	if (!hx_reg_init())
 		return hipErrorNotInitialized;
 	REQUIRE_REAL(GraphDestroy, "hipGraphDestroy");
+	if (graph && (hx_graph_wait_any() || hx_graph_signal_any()))
+		nested = hx_graph_nested(graph, &nnested);
 	err = hx_rt.GraphDestroy(graph);
-	if (err || !graph)
+	if (err || !graph) {
+		free(nested);
 		return err;
+	}
 	hx_graph_signal_forget_graph(graph);
 	hx_graph_wait_forget_graph(graph);
+	for (size_t i = 0; i < nnested; i++) {
+		hx_graph_signal_forget_graph(nested[i]);
+		hx_graph_wait_forget_graph(nested[i]);
+	}
+	free(nested);
 	return err;
 }
 

@@ -463,6 +463,69 @@ static void case_deep(void)
 	sem_free(&b);
 }
 
+static bool answers_as_wait(hipGraphNode_t n)
+{
+	struct hx_ext_sem_node_params got;
+
+	return hipGraphExternalSemaphoresWaitNodeGetParams(n, &got) == hipSuccess;
+}
+
+/* Semaphore nodes below the top-level graph are forgotten with it, and
+ * with a child-graph node, at every depth: a wait node added straight
+ * into an embedded graph (its record is that graph's), then
+ * hipGraphDestroy of the top; a chain two child levels down, then
+ * hipGraphDestroyNode of the outer child node.  A node left answering
+ * would take a foreign event-wait node later made at its address for a
+ * semaphore wait.  The freed nodes are asked through the shim only: it
+ * must hand them to the runtime, which refuses an unknown node. */
+static void case_destroy_nested(void)
+{
+	struct sem a = sem_new(false), b = sem_new(false);
+	const struct sem *pa = &a;
+	uint64_t zero = 0;
+	hipGraph_t t, k, k2, e, e2;
+	hipGraphNode_t x, n, w, in[8], in2[8];
+	size_t nin = 8, nin2 = 8;
+	struct esp pw;
+	int before = 0, after = 0;
+
+	esp_set(&pw, &pa, &zero, 1);
+	HIPCHECK(hipGraphCreate(&t, 0));
+	HIPCHECK(hipGraphCreate(&k, 0));
+	HIPCHECK(hipGraphAddChildGraphNode(&x, t, NULL, 0, k));
+	HIPCHECK(hipGraphDestroy(k));
+	HIPCHECK(hipGraphChildGraphNodeGetGraph(x, &e));
+	HIPCHECK(hipGraphAddExternalSemaphoresWaitNode(&w, e, NULL, 0, &pw.wait));
+	CHECK(answers_as_wait(w), "the wait node in the embedded graph does not answer");
+	HIPCHECK(hipGraphDestroy(t));
+	CHECK(!answers_as_wait(w), "hipGraphDestroy: a wait node of its embedded graph still "
+	      "answers as the shim's");
+
+	HIPCHECK(hipGraphCreate(&t, 0));
+	HIPCHECK(hipGraphCreate(&k, 0));
+	build_chain(k, &a, &b);
+	HIPCHECK(hipGraphCreate(&k2, 0));
+	HIPCHECK(hipGraphAddChildGraphNode(&n, k2, NULL, 0, k));
+	HIPCHECK(hipGraphAddChildGraphNode(&x, t, NULL, 0, k2));
+	HIPCHECK(hipGraphDestroy(k));
+	HIPCHECK(hipGraphDestroy(k2));
+	HIPCHECK(hipGraphChildGraphNodeGetGraph(x, &e));
+	HIPCHECK(hipGraphGetNodes(e, in, &nin));
+	CHECK(nin == 1, "the embedded graph holds %zu nodes, want 1", nin);
+	HIPCHECK(hipGraphChildGraphNodeGetGraph(in[0], &e2));
+	HIPCHECK(hipGraphGetNodes(e2, in2, &nin2));
+	for (size_t i = 0; i < nin2; i++)
+		before += answers_as_wait(in2[i]);
+	CHECK(before == 1, "%d wait nodes two levels down answer, want 1", before);
+	HIPCHECK(hipGraphDestroyNode(x));
+	for (size_t i = 0; i < nin2; i++)
+		after += answers_as_wait(in2[i]);
+	CHECK(after == 0, "hipGraphDestroyNode: %d wait nodes two levels below still answer", after);
+	HIPCHECK(hipGraphDestroy(t));
+	sem_free(&a);
+	sem_free(&b);
+}
+
 /* A launch the runtime refuses after the exec's wait was queued leaves that
  * wait for the exec's next launch.  An update of the exec in between (here
  * with its own graph: the node keeps its semaphore) must keep it so: one
@@ -917,6 +980,8 @@ int main(int argc, char **argv)
 		case_child();
 	else if (!strcmp(c, "deep"))
 		case_deep();
+	else if (!strcmp(c, "destroy-nested"))
+		case_destroy_nested();
 	else if (!strcmp(c, "destroy-node"))
 		case_destroy_node();
 	else if (!strcmp(c, "exec-update"))
