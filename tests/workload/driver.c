@@ -2986,6 +2986,11 @@ static void *producer_main(void *arg)
 	while (!atomic_load(&producer_stop)) {
 		if (atomic_load(&drain_on)) {
 			for (int s = 0; s < MAXSEM; s++) {
+				/* a slot an op is importing now (a worker still
+				 * at its ops when the program settled): its kind
+				 * and handle are read once published */
+				if (!atomic_load_explicit(&sem_pub[s], memory_order_acquire))
+					continue;
 				uint32_t h = sem_so[s];
 				if (sem_kind[s] == K_SYNC && atomic_load(&sem_state[s]) == 1)
 					(void)signal1(sem[s], 0, drain_stream);
