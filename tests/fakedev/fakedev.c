@@ -72,11 +72,35 @@ static const char *const sys_prefixes[] = {
 	"/sys/class/kfd/kfd",
 };
 
+/* libhsakmt describes the CPU node's caches from
+ * /sys/devices/system/node/node0/cpuN/cache (topology.c
+ * topology_create_temp_cpu_cache_list) and fails the whole topology --
+ * no device -- when no CPU has a cache directory, as on a kernel built
+ * without cacheinfo for the machine (some virtual machines).  The fake
+ * gives every CPU of node 0 the cache topology_write made
+ * (cpucache/cpuN/cache), whatever the host kernel shows. */
+static const char cpu_cache_prefix[] = "/sys/devices/system/node/node0/cpu";
+
+static const char *redirect_cpu_cache(const char *path, char *buf, size_t n)
+{
+	const char *p = path + sizeof(cpu_cache_prefix) - 1, *q = p;
+
+	while (*q >= '0' && *q <= '9')
+		q++;
+	if (q == p || strncmp(q, "/cache", 6) != 0 || (q[6] != '/' && q[6] != 0))
+		return path;
+	snprintf(buf, n, "%s/cpucache/cpu%.*s%s", topo_dir, (int)(q - p), p, q);
+	fd_log(3, "redirect %s", path);
+	return buf;
+}
+
 /* Returns the path to use: PATH itself or a redirected copy in BUF. */
 static const char *redirect(const char *path, char *buf, size_t n)
 {
 	if (!path || memfd < 0)
 		return path;
+	if (strncmp(path, cpu_cache_prefix, sizeof(cpu_cache_prefix) - 1) == 0)
+		return redirect_cpu_cache(path, buf, n);
 	for (size_t i = 0; i < sizeof(sys_prefixes) / sizeof(sys_prefixes[0]); i++) {
 		size_t l = strlen(sys_prefixes[i]);
 		if (strncmp(path, sys_prefixes[i], l) == 0 && (path[l] == '/' || path[l] == 0)) {

@@ -89,6 +89,26 @@ int fd_topology_write(const char *d)
 		  "min_latency 0\nmax_latency 0\nmin_bandwidth 0\nmax_bandwidth 0\n"
 		  "recommended_transfer_size 0\nflags 1\n");
 
+	/* node 0's CPUs: one cache each, its own (fakedev.c
+	 * redirect_cpu_cache; the files libhsakmt's get_cpu_cache_info
+	 * reads).  Every CPU number the host may list, configured or not. */
+	long nconf = sysconf(_SC_NPROCESSORS_CONF);
+	for (long c = 0; c < (nconf > ncpu ? nconf : ncpu) || c < 1; c++) {
+		char rel[128];
+#define CACHE_FILE(name, ...)                                                  \
+	(snprintf(rel, sizeof(rel), "cpucache/cpu%ld/cache/index0/" name, c),  \
+	 put(d, rel, __VA_ARGS__))
+		rc |= CACHE_FILE("level", "1\n");
+		rc |= CACHE_FILE("type", "Data\n");
+		rc |= CACHE_FILE("size", "32K\n");
+		rc |= CACHE_FILE("coherency_line_size", "64\n");
+		rc |= CACHE_FILE("ways_of_associativity", "8\n");
+		rc |= CACHE_FILE("physical_line_partition", "1\n");
+		rc |= CACHE_FILE("shared_cpu_list", "%ld\n", c);
+		rc |= CACHE_FILE("shared_cpu_map", "%lx\n", c < 63 ? 1L << c : 0L);
+#undef CACHE_FILE
+	}
+
 	/* node 1: the fake GPU.  capability: doorbell type 2 (SOC15) and
 	 * the AQL ring double map, as a gfx9/gfx10 board reports. */
 	rc |= put(d, "topology/nodes/1/gpu_id", "%u\n", fd_gpu_id);
