@@ -74,8 +74,10 @@ hipError_t hx_intercept_signal(const hipExternalSemaphore_t *hs, const void *par
 	hipError_t err;
 
 	stream = hx_stream_canonical(stream);
-	/* Before the guard: it may take glibc's loader lock (wait.c). */
+	/* Before the guard: they may take glibc's loader lock (wait.c,
+	 * streams.h). */
 	hx_op_exit_release_setup("hipSignalExternalSemaphoresAsync");
+	hx_stream_pts_prepare(stream);
 	/* One decision per call, under the capture guard (capture_guard.h): no
 	 * capture begins or ends through the shim between the question "is
 	 * the stream capturing?" and the enqueue that acts on the answer. */
@@ -129,8 +131,10 @@ hipError_t hx_intercept_wait(const hipExternalSemaphore_t *hs, const void *param
 	hipError_t err;
 
 	stream = hx_stream_canonical(stream);
-	/* Before the guard: it may take glibc's loader lock (wait.c). */
+	/* Before the guard: they may take glibc's loader lock (wait.c,
+	 * streams.h). */
 	hx_op_exit_release_setup("hipWaitExternalSemaphoresAsync");
+	hx_stream_pts_prepare(stream);
 	/* One decision per call, under the capture guard (capture_guard.h); a wait
 	 * that blocks the thread leaves the guard before it blocks. */
 	hx_capture_guard_enter();

@@ -21,6 +21,7 @@
 #include "registry.h"
 #include "runtime.h"
 #include "noise.h"
+#include "streams.h"
 
 /* The graph's semaphore nodes no longer answer, nor those of the graphs
  * embedded in it at any depth: a node added to an embedded graph
@@ -155,6 +156,8 @@ hipError_t hx_stream_begin_capture(hipStream_t stream, int mode, bool spt)
 		       spt ? "hipStreamBeginCapture_spt" : "hipStreamBeginCapture");
 		return hipErrorNotSupported;
 	}
+	/* Before the guard (streams.h). */
+	hx_stream_pts_prepare(spt && !stream ? hipStreamPerThread : stream);
 	/* Under the capture guard: no signal, wait or launch is between its
 	 * capture decision and its enqueue meanwhile (runtime.h).  Counted
 	 * before the capture can start. */
@@ -179,6 +182,7 @@ hipError_t hx_stream_begin_capture_to_graph(hipStream_t stream, hipGraph_t graph
 	if (!hx_reg_init())
 		return hipErrorNotInitialized;
 	REQUIRE_REAL(StreamBeginCaptureToGraph, "hipStreamBeginCaptureToGraph");
+	hx_stream_pts_prepare(stream);
 	guarded = hx_capture_guard_lock();
 	hx_capture_count_begin();
 	err = hx_rt.StreamBeginCaptureToGraph(stream, graph, deps, edges, ndeps, mode);
@@ -262,6 +266,7 @@ hipError_t hx_stream_end_capture(hipStream_t stream, hipGraph_t *graph, bool spt
 		       spt ? "hipStreamEndCapture_spt" : "hipStreamEndCapture");
 		return hipErrorNotSupported;
 	}
+	hx_stream_pts_prepare(spt && !stream ? hipStreamPerThread : stream);
 	guarded = hx_capture_guard_lock();
 	hx_noise();
 	err = real(stream, graph);

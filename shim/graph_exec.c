@@ -487,12 +487,15 @@ out:
 hipError_t hx_graph_launch(hipGraphExec_t exec, hipStream_t stream)
 {
 	hx_op_exit_release_setup("hipGraphLaunch");
-	return gw_launch(exec, hx_stream_canonical(stream), false);
+	stream = hx_stream_canonical(stream);
+	hx_stream_pts_prepare(stream);
+	return gw_launch(exec, stream, false);
 }
 
 hipError_t hx_graph_launch_spt(hipGraphExec_t exec, hipStream_t stream)
 {
 	hx_op_exit_release_setup("hipGraphLaunch_spt");
+	hx_stream_pts_prepare(stream ? stream : hipStreamPerThread);
 	/* Not hx_stream_canonical: NULL means the per-thread stream here. */
 	return gw_launch(exec, stream, true);
 }

@@ -425,6 +425,20 @@ void hx_stream_exit_prepare(void)
 		(void)hx_rt.StreamGetFlags(hipStreamPerThread, &flags);
 }
 
+__thread bool hx_pts_ready __attribute__((tls_model("initial-exec")));
+
+void hx_stream_pts_prepare_slow(void)
+{
+	unsigned int flags;
+
+	hx_pts_ready = true;
+	/* The same call as hx_stream_exit_prepare's: it resolves the
+	 * per-thread stream and touches no capture. */
+	if (hx_runtime_init() && hx_runtime_usable() && hx_stream_ops_unchecked() &&
+	    hx_rt.StreamGetFlags)
+		(void)hx_rt.StreamGetFlags(hipStreamPerThread, &flags);
+}
+
 void hx_stream_exit_release_setup(const char *what, void (*release)(void))
 {
 	if (__builtin_expect(hx_exit_hook_state != 0, 1))

@@ -111,6 +111,28 @@ void hx_stream_reset_after_fork(void);
  * (import calls it early; the setup above, if import did not). */
 void hx_stream_exit_prepare(void);
 
+/*
+ * Before the capture guard, once per thread, by every call given
+ * hipStreamPerThread (a signal, a wait, a graph launch, a capture's begin
+ * or end): on 5.2 the thread's per-thread stream lives in a thread_local
+ * made when hipStreamPerThread is first resolved (hipamd
+ * src/hip_stream.cpp, streamPerThreadObj), and registering its destructor
+ * takes glibc's loader lock.  Resolved first inside the guard, by the
+ * runtime call the shim makes on it, it could wait for the loader lock
+ * held by a library constructor run by dlopen that forks, whose fork
+ * handler waits for the guard: a deadlock (streams.*.fork-ctor-*-pts).
+ * 5.3 on keep it in the TlsAggregator the thread's first call makes
+ * (runtime.h: hx_runtime_thread_prepare).  One thread-local load after
+ * the first such call.
+ */
+extern __thread bool hx_pts_ready __attribute__((tls_model("initial-exec")));
+void hx_stream_pts_prepare_slow(void);
+static inline void hx_stream_pts_prepare(hipStream_t stream)
+{
+	if (__builtin_expect(stream == hipStreamPerThread && !hx_pts_ready, 0))
+		hx_stream_pts_prepare_slow();
+}
+
 /* hipStreamLegacy names the legacy null stream, as NULL does, on every
  * release that knows it; releases before 6.3 read it as a stream object in
  * hipLaunchHostFunc (clr STREAM_CAPTURE: a crash on 5.3 to 6.2) and 5.x

@@ -11,6 +11,10 @@
  *
  *   fork-ctor CALL    CALL: signal, wait or launch (a graph with a wait
  *                     node); the program must end, and the call succeed.
+ *   fork-ctor CALL-pts  the same on the worker's hipStreamPerThread, the
+ *                     call its first use of it: on 5.2 that stream is a
+ *                     thread_local whose destructor registration takes the
+ *                     loader lock too (streams.h: hx_stream_pts_prepare).
  *   fork-ctor first   the worker's import is the process's first call of
  *                     the shim, and the constructor calls the shim too
  *                     (after 500 ms, the loader lock still held): the
@@ -27,6 +31,7 @@ static atomic_int in_ctor;
 static hipExternalSemaphore_t sem;
 static hipStream_t stream;
 static const char *call;
+static bool pts; /* the worker's calls go to its hipStreamPerThread */
 static hipError_t worker_err = hipErrorUnknown;
 
 /* Called by the plugin's constructor (loader lock held). */
@@ -65,6 +70,7 @@ static hipGraphExec_t wait_exec(void)
 static void *worker(void *arg)
 {
 	hipGraphExec_t x = arg;
+	hipStream_t s = pts ? hipStreamPerThread : stream;
 
 	while (!atomic_load(&in_ctor))
 		sleep_ms(1);
@@ -72,11 +78,14 @@ static void *worker(void *arg)
 	if (!strcmp(call, "first"))
 		worker_err = import_fd(&sem, so_export(first_drm, first_h), false);
 	else if (!strcmp(call, "signal"))
-		worker_err = signal1(sem, 0, stream);
+		worker_err = signal1(sem, 0, s);
 	else if (!strcmp(call, "wait"))
-		worker_err = wait1(sem, 0, stream);
+		worker_err = wait1(sem, 0, s);
 	else
-		worker_err = hipGraphLaunch(x, stream);
+		worker_err = hipGraphLaunch(x, s);
+	/* the per-thread stream's work is done before the thread ends */
+	if (pts && worker_err == hipSuccess)
+		worker_err = hipStreamSynchronize(s);
 	return NULL;
 }
 
@@ -89,11 +98,19 @@ int main(int argc, char **argv)
 	pthread_t t;
 	void *lib;
 
-	CHECK(argc == 2 && (!strcmp(argv[1], "signal") || !strcmp(argv[1], "wait") ||
-			    !strcmp(argv[1], "launch") || !strcmp(argv[1], "first")),
-	      "usage: fork-ctor signal|wait|launch|first");
+	static char base[16];
+
+	CHECK(argc == 2 && strlen(argv[1]) < sizeof(base), "usage: fork-ctor CALL");
+	snprintf(base, sizeof(base), "%s", argv[1]);
+	if (strlen(base) > 4 && !strcmp(base + strlen(base) - 4, "-pts")) {
+		pts = true;
+		base[strlen(base) - 4] = 0;
+	}
+	CHECK(!strcmp(base, "signal") || !strcmp(base, "wait") || !strcmp(base, "launch") ||
+		      (!strcmp(base, "first") && !pts),
+	      "usage: fork-ctor signal|wait|launch[-pts]|first");
 	CHECK(expect_shim(), "run with the shim (HX_TEST_EXPECT=shim)");
-	call = argv[1];
+	call = base;
 	alarm(60);
 	HIPCHECK(hipStreamCreate(&stream));
 	if (!strcmp(call, "first")) {
@@ -123,6 +140,6 @@ int main(int argc, char **argv)
 		HIPCHECK(hipGraphExecDestroy(x));
 	HIPCHECK(hipStreamDestroy(stream));
 	HIPCHECK(hipDestroyExternalSemaphore(sem));
-	printf("ok fork-ctor %s\n", call);
+	printf("ok fork-ctor %s%s\n", call, pts ? "-pts" : "");
 	return 0;
 }
