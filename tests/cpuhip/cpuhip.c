@@ -1962,6 +1962,8 @@ CPUHIP_EXPORT hipError_t hipStreamWriteValue64(hipStream_t h, void *ptr, uint64_
 					       unsigned int flags)
 {
 	CPUHIP_BOUNDARY("hipStreamWriteValue64", h);
+	if (cpuhip_take_fail_mine(CPUHIP_FAIL_WRITE_VALUE))
+		return ret(hipErrorOutOfMemory);
 	return ret(write_value(h, ptr, value, true));
 }
 

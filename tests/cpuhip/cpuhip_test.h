@@ -117,6 +117,10 @@ void cpuhipTestFailNextEventRecord(void);
 #define CPUHIP_FAIL_GRAPH_EVENT_NODE 32
 /* hipGraphGetNodes (clr hip_graph.cpp: HIP_INIT_API). */
 #define CPUHIP_FAIL_GRAPH_GET_NODES 64
+/* hipStreamWriteValue64 (clr hip_stream_ops.cpp ihipStreamOperation:
+ * HIP_INIT_API, then the stream-operation command's allocation; nothing
+ * is enqueued). */
+#define CPUHIP_FAIL_WRITE_VALUE 128
 int cpuhipTestFailOnThisThread(int what);
 
 #ifdef __cplusplus

@@ -58,6 +58,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "covdump.h"
 #include "hxtest.h"
 #include "hipextsem/hip_graph.h"
 #include "hipextsem/hip_devprop.h"
@@ -203,9 +204,11 @@ static int (*fail_mine)(int); /* cpuhipTestFailOnThisThread */
 #define RT_FAIL_STREAM_CREATE 16
 #define RT_FAIL_EVENT_NODE 32
 #define RT_FAIL_GET_NODES 64
-#define RT_FAIL_KINDS 7
+#define RT_FAIL_WRITE_VALUE 128
+#define RT_FAIL_KINDS 8
 static const char *const rt_fail_name[RT_FAIL_KINDS] = {
 	"hostfn", "eventrecord", "streamwait", "eventcreate", "streamcreate", "eventnode", "getnodes",
+	"writevalue",
 };
 /* The fault kinds the faults line allows (all by default): RT_FAIL_* bits,
  * and the DRM calls' EIO. */
@@ -387,16 +390,9 @@ static void rt_fault_done(int opi, int armed)
 }
 
 /* ---- coverage runs (hxwork cov: HXWORK_COV_DUMP) ----------------------
- * A fork op's child ends with _exit, which skips libgcov's write-out: the
- * counters of the shim's atfork child handlers, and of everything the
- * child did, would be lost.  libgcov is linked into the shim with hidden
- * visibility (each object carries its own copy), so dlsym cannot see its
- * write-out; its address comes from the symbol table of the shim's file
- * (a b_coverage build is not stripped): __gcov_dump when the shim refers
- * to it, else __gcov_exit, the destructor that exit() would run (GCC 12's
- * libgcov links only what is referenced).  Looked up at start, called in
- * the child just before _exit. */
-static void (*cov_dump)(void);
+ * A fork op's child ends with _exit: the shim's write-out (covdump.h) is
+ * looked up at start and called in the child just before _exit. */
+static hx_cov_dump_fn *cov_dump;
 
 static int find_cov_dump(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -404,36 +400,7 @@ static int find_cov_dump(struct dl_phdr_info *info, size_t size, void *arg)
 	(void)arg;
 	if (!info->dlpi_name || !strstr(info->dlpi_name, "libextsem"))
 		return 0;
-	int fd = open(info->dlpi_name, O_RDONLY | O_CLOEXEC);
-	struct stat st;
-	void *m;
-
-	if (fd < 0)
-		return 1;
-	if (fstat(fd, &st) || st.st_size < (off_t)sizeof(ElfW(Ehdr))) {
-		close(fd);
-		return 1;
-	}
-	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (m == MAP_FAILED)
-		return 1;
-	const ElfW(Ehdr) *eh = m;
-	const ElfW(Shdr) *sh = (const ElfW(Shdr) *)((const char *)m + eh->e_shoff);
-
-	for (int i = 0; eh->e_shoff && i < eh->e_shnum; i++) {
-		if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= eh->e_shnum)
-			continue;
-		const ElfW(Sym) *sym = (const ElfW(Sym) *)((const char *)m + sh[i].sh_offset);
-		const char *str = (const char *)m + sh[sh[i].sh_link].sh_offset;
-
-		for (size_t k = 0; k < sh[i].sh_size / sizeof(*sym); k++)
-			if (ELF64_ST_TYPE(sym[k].st_info) == STT_FUNC && sym[k].st_value &&
-			    (!strcmp(str + sym[k].st_name, "__gcov_dump") ||
-			     !strcmp(str + sym[k].st_name, "__gcov_exit")))
-				*(void **)&cov_dump = (void *)(info->dlpi_addr + sym[k].st_value);
-	}
-	munmap(m, (size_t)st.st_size);
+	cov_dump = hx_cov_find(info->dlpi_name, info->dlpi_addr);
 	return 1;
 }
 
@@ -455,7 +422,7 @@ static __attribute__((noreturn)) void child_exit(int code)
 }
 
 /* The kinds each op's shim call may meet (rt_fault_arm). */
-#define RT_SIG (RT_FAIL_HOST_FN | RT_FAIL_EVENT_RECORD)
+#define RT_SIG (RT_FAIL_HOST_FN | RT_FAIL_EVENT_RECORD | RT_FAIL_WRITE_VALUE)
 /* a wait: the stream wait, 5.2's per-thread helper stream and event, a
  * captured wait's event and event-wait node */
 #define RT_WAIT (RT_SIG | RT_FAIL_STREAM_WAIT | RT_FAIL_STREAM_CREATE | RT_FAIL_EVENT_CREATE | \
@@ -2634,7 +2601,7 @@ static void op_selftest(int opi)
 	}
 	while (environ[n])
 		n++;
-	env = calloc(n + 1, sizeof(*env));
+	env = calloc(n + 2, sizeof(*env));
 	if (!env)
 		die("out of memory");
 	for (size_t i = 0; i < n; i++) {
@@ -2644,6 +2611,15 @@ static void op_selftest(int opi)
 			keep = keep && strncmp(environ[i], drop[d], strlen(drop[d]));
 		if (keep)
 			env[k++] = environ[i];
+	}
+	/* A coverage run: the tool and its children write their counters
+	 * before _exit (covdump_lib.c); the tool keeps this preload for the
+	 * children it starts. */
+	if (cov_dump && getenv("HXWORK_COV_PRELOAD")) {
+		static char preload[4200];
+
+		snprintf(preload, sizeof(preload), "LD_PRELOAD=%s", getenv("HXWORK_COV_PRELOAD"));
+		env[k++] = preload;
 	}
 	posix_spawn_file_actions_init(&fa);
 	fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
