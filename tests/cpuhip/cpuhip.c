@@ -2264,6 +2264,8 @@ CPUHIP_EXPORT hipError_t hipHostMalloc(void **ptr, size_t size, unsigned int fla
 	const unsigned int coh = hipHostMallocCoherent | hipHostMallocNonCoherent;
 	if ((flags & coh) == coh)
 		return ret(hipErrorInvalidValue);
+	if (cpuhip_take_fail_mine(CPUHIP_FAIL_HOST_MALLOC))
+		return ret(hipErrorOutOfMemory);
 	*ptr = track_alloc(size, true, false);
 	return ret(*ptr ? hipSuccess : hipErrorOutOfMemory);
 }
@@ -2284,6 +2286,8 @@ CPUHIP_EXPORT hipError_t hipExtMallocWithFlags(void **ptr, size_t size, unsigned
 		*ptr = NULL;
 		return ret(hipSuccess);
 	}
+	if (cpuhip_take_fail_mine(CPUHIP_FAIL_HOST_MALLOC))
+		return ret(hipErrorOutOfMemory);
 	*ptr = track_alloc(size, flags == hipMallocSignalMemory, flags == hipMallocSignalMemory);
 	return ret(*ptr ? hipSuccess : hipErrorOutOfMemory);
 }

@@ -121,6 +121,10 @@ void cpuhipTestFailNextEventRecord(void);
  * HIP_INIT_API, then the stream-operation command's allocation; nothing
  * is enqueued). */
 #define CPUHIP_FAIL_WRITE_VALUE 128
+/* hipHostMalloc and hipExtMallocWithFlags (clr hip_memory.cpp
+ * ihipMalloc: the allocation failing -> hipErrorOutOfMemory, nothing
+ * allocated). */
+#define CPUHIP_FAIL_HOST_MALLOC 256
 int cpuhipTestFailOnThisThread(int what);
 
 #ifdef __cplusplus

@@ -205,16 +205,17 @@ static int (*fail_mine)(int); /* cpuhipTestFailOnThisThread */
 #define RT_FAIL_EVENT_NODE 32
 #define RT_FAIL_GET_NODES 64
 #define RT_FAIL_WRITE_VALUE 128
-#define RT_FAIL_KINDS 8
+#define RT_FAIL_HOST_MALLOC 256
+#define RT_FAIL_KINDS 9
 static const char *const rt_fail_name[RT_FAIL_KINDS] = {
 	"hostfn", "eventrecord", "streamwait", "eventcreate", "streamcreate", "eventnode", "getnodes",
-	"writevalue",
+	"writevalue", "hostmalloc",
 };
 /* The fault kinds the faults line allows (all by default): RT_FAIL_* bits,
  * and the DRM calls' EIO. */
 static int rt_kinds = (1 << RT_FAIL_KINDS) - 1;
 static bool drm_kind = true;
-/* oom: the shim's own malloc / calloc / realloc calls made in a driver
+/* oom: the shim's own malloc / calloc / realloc / aligned_alloc calls made in a driver
  * thread's op fail (ENOMEM, logged FH OP oom); only when the faults line
  * names it, never in the shim's threads (a waiter's allocation has nobody
  * to answer to), not in the sanitizer builds (their allocators own
@@ -312,6 +313,7 @@ static void faults_setup(void)
 extern void *__libc_malloc(size_t n);
 extern void *__libc_calloc(size_t n, size_t size);
 extern void *__libc_realloc(void *p, size_t n);
+extern void *__libc_memalign(size_t align, size_t n);
 
 static bool oom_fault(const void *ra)
 {
@@ -337,6 +339,12 @@ void *calloc(size_t n, size_t size)
 void *realloc(void *p, size_t n)
 {
 	return oom_fault(__builtin_return_address(0)) ? NULL : __libc_realloc(p, n);
+}
+
+/* the shim's op pool (op_pool.c) */
+void *aligned_alloc(size_t align, size_t n)
+{
+	return oom_fault(__builtin_return_address(0)) ? NULL : __libc_memalign(align, n);
 }
 #endif
 
@@ -421,8 +429,10 @@ static __attribute__((noreturn)) void child_exit(int code)
 	_exit(code);
 }
 
-/* The kinds each op's shim call may meet (rt_fault_arm). */
-#define RT_SIG (RT_FAIL_HOST_FN | RT_FAIL_EVENT_RECORD | RT_FAIL_WRITE_VALUE)
+/* The kinds each op's shim call may meet (rt_fault_arm).  A signal: its
+ * host function or event record, or in poll mode its stream write and the
+ * poll slots' memory (a wait: its slots' memory as well). */
+#define RT_SIG (RT_FAIL_HOST_FN | RT_FAIL_EVENT_RECORD | RT_FAIL_WRITE_VALUE | RT_FAIL_HOST_MALLOC)
 /* a wait: the stream wait, 5.2's per-thread helper stream and event, a
  * captured wait's event and event-wait node */
 #define RT_WAIT (RT_SIG | RT_FAIL_STREAM_WAIT | RT_FAIL_STREAM_CREATE | RT_FAIL_EVENT_CREATE | \
@@ -2147,6 +2157,25 @@ static void op_nparams(int opi)
 	cstep(opi, 31, cnode_set(x, w, false, &c.h, 6), -1);
 	cstep(opi, 32, cnode_set(x, s, true, &c.h, 9), -1);
 	cstep(opi, 33, cnode_set(x, s, true, &c.h, 0), -1);
+	/* the exec's wait node given two semaphores (instantiated with one),
+	 * and a wait node of another graph: each refused, the exec unchanged */
+	{
+		hipExternalSemaphore_t two[2] = { c.h, c.h };
+		test_wait_params wp2[2];
+		struct hx_ext_sem_node_params np = { two, wp2, 2 };
+		hipGraphNode_t w3 = NULL;
+		hipGraph_t g3 = NULL;
+
+		memset(wp2, 0, sizeof(wp2));
+		wp2[0].params.fence.value = wp2[1].params.fence.value = 6;
+		cstep(opi, 38, hipGraphExecExternalSemaphoresWaitNodeSetParams(x, w, &np), -1);
+		if (hipGraphCreate(&g3, 0) == hipSuccess) {
+			cstep(opi, 39, cnode_add(&w3, g3, NULL, false, &c.h, 6), -1);
+			if (w3)
+				cstep(opi, 41, cnode_set(x, w3, false, &c.h, 6), -1);
+			hipGraphDestroy(g3);
+		}
+	}
 	cnode_get(opi, 34, w, false, c.h);
 	cnode_get(opi, 35, s, true, c.h);
 	if (s2) {
