@@ -2141,6 +2141,20 @@ static void op_nparams(int opi)
 			cnode_get(opi, 24, s2, true, c.h);
 		}
 	}
+	/* the generic setter on the wait node, with the value it has (4) */
+	{
+		struct hx_graph_node_params gp;
+		test_wait_params wp;
+
+		memset(&gp, 0, sizeof(gp));
+		memset(&wp, 0, sizeof(wp));
+		wp.params.fence.value = 4;
+		gp.type = HX_GRAPH_NODE_EXT_SEM_WAIT;
+		gp.u.extSemWait.extSemArray = &c.h;
+		gp.u.extSemWait.paramsArray = &wp;
+		gp.u.extSemWait.numExtSems = 1;
+		cstep(opi, 27, gnset ? (int)gnset(w, &gp) : -1, -1);
+	}
 	/* a wait node for 100 (nobody signals it) destroyed before the
 	 * instantiation: the exec must not wait for it */
 	{
@@ -2157,6 +2171,21 @@ static void op_nparams(int opi)
 	cstep(opi, 31, cnode_set(x, w, false, &c.h, 6), -1);
 	cstep(opi, 32, cnode_set(x, s, true, &c.h, 9), -1);
 	cstep(opi, 33, cnode_set(x, s, true, &c.h, 0), -1);
+	/* the exec's wait node through the generic exec setter, with the
+	 * value it has there (6) */
+	{
+		struct hx_graph_node_params gp;
+		test_wait_params wp;
+
+		memset(&gp, 0, sizeof(gp));
+		memset(&wp, 0, sizeof(wp));
+		wp.params.fence.value = 6;
+		gp.type = HX_GRAPH_NODE_EXT_SEM_WAIT;
+		gp.u.extSemWait.extSemArray = &c.h;
+		gp.u.extSemWait.paramsArray = &wp;
+		gp.u.extSemWait.numExtSems = 1;
+		cstep(opi, 42, gxnset ? (int)gxnset(x, w, &gp) : -1, -1);
+	}
 	/* the exec's wait node given two semaphores (instantiated with one),
 	 * and a wait node of another graph: each refused, the exec unchanged */
 	{
@@ -2256,6 +2285,9 @@ static void op_child(int opi)
 	cstep(opi, 52, e, -1);
 	if (e)
 		goto out;
+	/* the original's child-graph node destroyed: its embedded copies go
+	 * with it, the clone's stay (docs/graphs.md) */
+	cstep(opi, 53, hipGraphDestroyNode(cn), -1);
 	{
 		struct {
 			hipGraphNode_t err_node;
