@@ -338,12 +338,6 @@ void hx_runtime_thread_prepare_slow(void)
 		(void)hx_rt.GetDevice(&dev);
 }
 
-void hx_runtime_reset_after_fork(void)
-{
-	/* The runtime's functions are still mapped at the same addresses in
-	 * the child: the table stays valid. */
-}
-
 static pthread_once_t usable_once = PTHREAD_ONCE_INIT;
 static bool usable;
 /* The runtime's answer to the call that initialised it, when that call
@@ -446,11 +440,6 @@ const char *hx_abi_name(enum hx_abi abi)
 	default:
 		return "unknown";
 	}
-}
-
-size_t hx_abi_desc_size(enum hx_abi abi)
-{
-	return abi == HX_ABI_5 ? sizeof(struct hx_sem_desc_v5) : sizeof(struct hx_sem_desc_v6);
 }
 
 size_t hx_abi_signal_params_stride(enum hx_abi abi)

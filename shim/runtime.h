@@ -121,7 +121,6 @@ extern struct hx_runtime hx_rt;
  * the shim exports.  Returns false, after logging which symbol is missing,
  * if the runtime cannot be used. */
 bool hx_runtime_init(void);
-void hx_runtime_reset_after_fork(void);
 
 /*
  * Once per thread, before the shim's first lock or capture guard on that
@@ -184,7 +183,6 @@ static inline bool hx_is_capture_error(hipError_t err)
 }
 
 /* Layout of the semaphore structures for the loaded runtime. */
-size_t hx_abi_desc_size(enum hx_abi abi);
 size_t hx_abi_signal_params_stride(enum hx_abi abi);
 size_t hx_abi_wait_params_stride(enum hx_abi abi);
 /*

@@ -433,9 +433,11 @@ void hx_stream_pts_prepare_slow(void)
 
 	hx_pts_ready = true;
 	/* The same call as hx_stream_exit_prepare's: it resolves the
-	 * per-thread stream and touches no capture. */
-	if (hx_runtime_init() && hx_runtime_usable() && hx_stream_ops_unchecked() &&
-	    hx_rt.StreamGetFlags)
+	 * per-thread stream and touches no capture.  5.2 and 5.3 have no
+	 * hipLaunchHostFunc; 5.4 has, and is told by its version (known once
+	 * the device probe made in hx_runtime_usable ran). */
+	if (hx_runtime_init() && hx_runtime_usable() && hx_rt.StreamGetFlags &&
+	    (hx_stream_ops_unchecked() || (hx_rt.version > 0 && hx_rt.version < 50500000)))
 		(void)hx_rt.StreamGetFlags(hipStreamPerThread, &flags);
 }
 

@@ -114,16 +114,16 @@ void hx_stream_exit_prepare(void);
 /*
  * Before the capture guard, once per thread, by every call given
  * hipStreamPerThread (a signal, a wait, a graph launch, a capture's begin
- * or end): on 5.2 the thread's per-thread stream lives in a thread_local
- * made when hipStreamPerThread is first resolved (hipamd
- * src/hip_stream.cpp, streamPerThreadObj), and registering its destructor
- * takes glibc's loader lock.  Resolved first inside the guard, by the
- * runtime call the shim makes on it, it could wait for the loader lock
- * held by a library constructor run by dlopen that forks, whose fork
- * handler waits for the guard: a deadlock (streams.*.fork-ctor-*-pts).
- * 5.3 on keep it in the TlsAggregator the thread's first call makes
- * (runtime.h: hx_runtime_thread_prepare).  One thread-local load after
- * the first such call.
+ * or end): up to 5.4 the thread's per-thread stream lives in a
+ * thread_local made when hipStreamPerThread is first resolved (hipamd
+ * src/hip_stream.cpp, streamPerThreadObj, rocm-5.2.3 to 5.4.4), and
+ * registering its destructor takes glibc's loader lock.  Resolved first
+ * inside the guard, by the runtime call the shim makes on it, it could
+ * wait for the loader lock held by a library constructor run by dlopen
+ * that forks, whose fork handler waits for the guard: a deadlock
+ * (streams.*.fork-ctor-*-pts).  5.5 on keep it in the TlsAggregator the
+ * thread's first call makes (runtime.h: hx_runtime_thread_prepare).  One
+ * thread-local load after the first such call.
  */
 extern __thread bool hx_pts_ready __attribute__((tls_model("initial-exec")));
 void hx_stream_pts_prepare_slow(void);

@@ -52,13 +52,6 @@ int64_t hx_now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-int64_t hx_deadline_ns(uint64_t rel_ns)
-{
-	int64_t now = hx_now_ns();
-	if (rel_ns >= (uint64_t)(INT64_MAX - now))
-		return INT64_MAX;
-	return now + (int64_t)rel_ns;
-}
 
 int hx_sync_create(const struct hx_sync_dev *dev, bool signaled, uint32_t *handle)
 {

@@ -101,7 +101,5 @@ int hx_sync_wait_one(const struct hx_sync_dev *dev, uint32_t handle, uint64_t po
 		     int64_t abs_timeout_ns);
 
 int64_t hx_now_ns(void);
-/* now + rel, clamped to INT64_MAX (the kernel takes a signed deadline). */
-int64_t hx_deadline_ns(uint64_t rel_ns);
 
 #endif

@@ -77,8 +77,10 @@ static const char *const sys_prefixes[] = {
  * topology_create_temp_cpu_cache_list) and fails the whole topology --
  * no device -- when no CPU has a cache directory, as on a kernel built
  * without cacheinfo for the machine (some virtual machines).  The fake
- * gives every CPU of node 0 the cache topology_write made
- * (cpucache/cpuN/cache), whatever the host kernel shows. */
+ * gives each online CPU of node 0 the cache topology_write made
+ * (cpucache/cpuN/cache), whatever the host kernel shows.  (A kernel
+ * without NUMA has no node directory; libhsakmt then reads
+ * /sys/devices/system/cpu, which is not redirected.) */
 static const char cpu_cache_prefix[] = "/sys/devices/system/node/node0/cpu";
 
 static const char *redirect_cpu_cache(const char *path, char *buf, size_t n)

@@ -91,10 +91,15 @@ int fd_topology_write(const char *d)
 
 	/* node 0's CPUs: one cache each, its own (fakedev.c
 	 * redirect_cpu_cache; the files libhsakmt's get_cpu_cache_info
-	 * reads).  Every CPU number the host may list, configured or not. */
-	long nconf = sysconf(_SC_NPROCESSORS_CONF);
-	for (long c = 0; c < (nconf > ncpu ? nconf : ncpu) || c < 1; c++) {
-		char rel[128];
+	 * reads), for the CPUs online (libhsakmt sizes its table by them).
+	 * shared_cpu_map as the kernel prints it: 32-bit hex groups, highest
+	 * first, joined by commas. */
+	for (long c = 0; c < (ncpu > 0 ? ncpu : 1); c++) {
+		char rel[128], map[256];
+		int n = snprintf(map, sizeof(map), "%lx", 1UL << (c % 32));
+
+		for (long grp = c / 32; grp > 0 && n < (int)sizeof(map) - 10; grp--)
+			n += snprintf(map + n, sizeof(map) - (size_t)n, ",00000000");
 #define CACHE_FILE(name, ...)                                                  \
 	(snprintf(rel, sizeof(rel), "cpucache/cpu%ld/cache/index0/" name, c),  \
 	 put(d, rel, __VA_ARGS__))
@@ -105,7 +110,7 @@ int fd_topology_write(const char *d)
 		rc |= CACHE_FILE("ways_of_associativity", "8\n");
 		rc |= CACHE_FILE("physical_line_partition", "1\n");
 		rc |= CACHE_FILE("shared_cpu_list", "%ld\n", c);
-		rc |= CACHE_FILE("shared_cpu_map", "%lx\n", c < 63 ? 1L << c : 0L);
+		rc |= CACHE_FILE("shared_cpu_map", "%s\n", map);
 #undef CACHE_FILE
 	}
 
