@@ -2025,6 +2025,28 @@ static hipError_t cnode_add(hipGraphNode_t *n, hipGraph_t g, const hipGraphNode_
 		   : hipGraphAddExternalSemaphoresWaitNode(n, g, dep, dep ? 1 : 0, &np);
 }
 
+/* The generic calls' params (hipGraphAddNode, hipGraph(Exec)NodeSetParams)
+ * for one semaphore: a signal node's (value in *sp) or a wait node's (in
+ * *wp), which must outlive *gp. */
+static void generic_params(struct hx_graph_node_params *gp, bool sig, hipExternalSemaphore_t *h,
+			   test_signal_params *sp, test_wait_params *wp, uint64_t v)
+{
+	struct hx_ext_sem_node_params *np = sig ? &gp->u.extSemSignal : &gp->u.extSemWait;
+
+	memset(gp, 0, sizeof(*gp));
+	if (sig) {
+		memset(sp, 0, sizeof(*sp));
+		sp->params.fence.value = v;
+	} else {
+		memset(wp, 0, sizeof(*wp));
+		wp->params.fence.value = v;
+	}
+	gp->type = sig ? HX_GRAPH_NODE_EXT_SEM_SIGNAL : HX_GRAPH_NODE_EXT_SEM_WAIT;
+	np->extSemArray = h;
+	np->paramsArray = sig ? (const void *)sp : (const void *)wp;
+	np->numExtSems = 1;
+}
+
 /* set: 0 the graph's node, 1 the exec's (exec x). */
 static hipError_t cnode_set(hipGraphExec_t x, hipGraphNode_t n, bool sig,
 			    hipExternalSemaphore_t *h, uint64_t v)
@@ -2126,13 +2148,7 @@ static void op_nparams(int opi)
 		struct hx_graph_node_params gp;
 		test_signal_params sp;
 
-		memset(&gp, 0, sizeof(gp));
-		memset(&sp, 0, sizeof(sp));
-		sp.params.fence.value = 8;
-		gp.type = HX_GRAPH_NODE_EXT_SEM_SIGNAL;
-		gp.u.extSemSignal.extSemArray = &c.h;
-		gp.u.extSemSignal.paramsArray = &sp;
-		gp.u.extSemSignal.numExtSems = 1;
+		generic_params(&gp, true, &c.h, &sp, NULL, 8);
 		cstep(opi, 21, hipGraphAddNode(&s2, g, &s, 1, &gp), -1);
 		if (s2) {
 			cnode_get(opi, 22, s2, true, c.h);
@@ -2146,13 +2162,7 @@ static void op_nparams(int opi)
 		struct hx_graph_node_params gp;
 		test_wait_params wp;
 
-		memset(&gp, 0, sizeof(gp));
-		memset(&wp, 0, sizeof(wp));
-		wp.params.fence.value = 4;
-		gp.type = HX_GRAPH_NODE_EXT_SEM_WAIT;
-		gp.u.extSemWait.extSemArray = &c.h;
-		gp.u.extSemWait.paramsArray = &wp;
-		gp.u.extSemWait.numExtSems = 1;
+		generic_params(&gp, false, &c.h, NULL, &wp, 4);
 		cstep(opi, 27, gnset ? (int)gnset(w, &gp) : -1, -1);
 	}
 	/* a wait node for 100 (nobody signals it) destroyed before the
@@ -2177,13 +2187,7 @@ static void op_nparams(int opi)
 		struct hx_graph_node_params gp;
 		test_wait_params wp;
 
-		memset(&gp, 0, sizeof(gp));
-		memset(&wp, 0, sizeof(wp));
-		wp.params.fence.value = 6;
-		gp.type = HX_GRAPH_NODE_EXT_SEM_WAIT;
-		gp.u.extSemWait.extSemArray = &c.h;
-		gp.u.extSemWait.paramsArray = &wp;
-		gp.u.extSemWait.numExtSems = 1;
+		generic_params(&gp, false, &c.h, NULL, &wp, 6);
 		cstep(opi, 42, gxnset ? (int)gxnset(x, w, &gp) : -1, -1);
 	}
 	/* the exec's wait node given two semaphores (instantiated with one),
@@ -2211,13 +2215,7 @@ static void op_nparams(int opi)
 		struct hx_graph_node_params gp;
 		test_signal_params sp;
 
-		memset(&gp, 0, sizeof(gp));
-		memset(&sp, 0, sizeof(sp));
-		sp.params.fence.value = 8;
-		gp.type = HX_GRAPH_NODE_EXT_SEM_SIGNAL;
-		gp.u.extSemSignal.extSemArray = &c.h;
-		gp.u.extSemSignal.paramsArray = &sp;
-		gp.u.extSemSignal.numExtSems = 1;
+		generic_params(&gp, true, &c.h, &sp, NULL, 8);
 		cstep(opi, 36, gxnset ? (int)gxnset(x, s2, &gp) : -1, -1);
 		cnode_get(opi, 37, s2, true, c.h);
 	}
