@@ -483,6 +483,20 @@ static void case_many_held(void)
  * the signals pending when exit began, not for ever. */
 static hipExternalSemaphore_t busy_sem;
 static hipStream_t busy_stream;
+static int busy_child;
+
+/* LeakSanitizer's check at exit stops every thread of the process with
+ * ptrace; in the child of a threaded parent, with the worker still in
+ * runtime calls, GCC 12's sanitizer runtime hangs there (every thread
+ * waits on one of its internal locks: 16 of 24 runs in the test VM with
+ * two cases side by side, none with detect_leaks=0).  The child leaks
+ * by design (nobody joins the worker), so the check is skipped in it:
+ * LeakSanitizer calls this hook before the check. */
+int __lsan_is_turned_off(void);
+int __lsan_is_turned_off(void)
+{
+	return busy_child;
+}
 
 static void *busy_worker(void *unused)
 {
@@ -508,6 +522,7 @@ static void case_exit_busy(void)
 		uint32_t h;
 		pthread_t t;
 
+		busy_child = 1;
 		busy_sem = sem_import_new(drm, &h, true);
 		HIPCHECK(hipStreamCreate(&busy_stream));
 		if (pthread_create(&t, NULL, busy_worker, NULL))
