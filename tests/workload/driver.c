@@ -2314,6 +2314,93 @@ out:
 	cpriv_close(opi, &c);
 }
 
+/* poison: an exec updated by a call the runtime refuses part-way, then
+ * a launch refused after its wait was queued, then updated with its own
+ * graph (docs/graphs.md, "Updates").  Graph A: a wait node W (value 2), a
+ * signal node S (value 3) behind it, and a child-graph node holding one
+ * empty node; graph B the same with two empty nodes in the child.  The
+ * update of A's exec with B is refused after the runtime paired W and S
+ * (the child's nodes differ: result ParametersChanged, 5), so the shim
+ * refuses the exec's launch (910) until an update succeeds.  Then, on
+ * cpuhip, the launch's first hipEventRecord refused (the wait already
+ * queued: answered 2), the exec updated with A again (the queued wait
+ * carried over to the new records), and launched: at the helper's point
+ * 1 the signal has not run, and point 3 is there at the end.  The
+ * carried steps need cpuhip's per-thread refusal and a wait that does
+ * not block the launching thread (not the host-blocking path). */
+static hipError_t poison_graph(hipGraph_t *g, int empties, struct cpriv *c, int opi, int base)
+{
+	hipGraphNode_t w = NULL, s = NULL, cn = NULL, en = NULL;
+	hipGraph_t cg = NULL;
+	hipError_t e;
+
+	if (hipGraphCreate(g, 0) || hipGraphCreate(&cg, 0))
+		die("hipGraphCreate");
+	cstep(opi, base, cnode_add(&w, *g, NULL, false, &c->h, 2), -1);
+	cstep(opi, base + 1, cnode_add(&s, *g, w ? &w : NULL, true, &c->h, 3), -1);
+	for (int i = 0; i < empties; i++)
+		if (hipGraphAddEmptyNode(&en, cg, NULL, 0))
+			die("hipGraphAddEmptyNode");
+	e = hipGraphAddChildGraphNode(&cn, *g, NULL, 0, cg);
+	cstep(opi, base + 2, e, -1);
+	hipGraphDestroy(cg);
+	return e;
+}
+
+static void op_poison(int opi)
+{
+	typedef int fail_fn(int);
+	fail_fn *fail = (fail_fn *)dlsym(RTLD_DEFAULT, "cpuhipTestFailOnThisThread");
+	const char *hw = getenv("HIPEXTSEM_HOST_WAIT");
+	struct cpriv c;
+	hipGraph_t a = NULL, b = NULL;
+	hipGraphExec_t x = NULL;
+	hipGraphNode_t bad = NULL;
+	int result = -1;
+	hipError_t e;
+
+	if (!cpriv_open(opi, &c))
+		return;
+	if (poison_graph(&a, 1, &c, opi, 4) || poison_graph(&b, 2, &c, opi, 7))
+		goto out;
+	e = hipGraphInstantiate(&x, a, NULL, NULL, 0);
+	cstep(opi, 30, e, -1);
+	if (e)
+		goto out;
+	e = hipGraphExecUpdate(x, b, &bad, &result);
+	cstep(opi, 31, e, result);
+	cstep(opi, 32, hipGraphLaunch(x, c.q), -1);
+	result = -1;
+	e = hipGraphExecUpdate(x, a, &bad, &result);
+	cstep(opi, 33, e, result);
+	if (e)
+		goto out;
+	if (fail && !(hw && !strcmp(hw, "1"))) {
+		int left;
+
+		fail(RT_FAIL_EVENT_RECORD);
+		e = hipGraphLaunch(x, c.q);
+		left = fail(0);
+		cstep(opi, 34, e, left & RT_FAIL_EVENT_RECORD ? 0 : 1);
+		result = -1;
+		e = hipGraphExecUpdate(x, a, &bad, &result);
+		cstep(opi, 35, e, result);
+		if (e)
+			goto out;
+	}
+	cpriv_helper_start(&c, 1, 2);
+	cstep(opi, 40, hipGraphLaunch(x, c.q), -1);
+	cpriv_finish(opi, &c);
+out:
+	if (x)
+		hipGraphExecDestroy(x);
+	if (a)
+		hipGraphDestroy(a);
+	if (b)
+		hipGraphDestroy(b);
+	cpriv_close(opi, &c);
+}
+
 /* spt: the per-thread-default-stream entry points (looked up: the
  * runtime may not export them, the shim does): a capture begun and
  * ended with the _spt calls holding a wait (value 2) and a signal (value
@@ -2718,6 +2805,8 @@ static void op_cov(int opi, const struct op *o)
 		op_nparams(opi);
 	else if (!strcmp(o->name, "child"))
 		op_child(opi);
+	else if (!strcmp(o->name, "poison"))
+		op_poison(opi);
 	else if (!strcmp(o->name, "spt"))
 		op_spt(opi);
 	else
@@ -2788,7 +2877,7 @@ static void run_op(int opi, int me)
 	else if (!strcmp(o->name, "dlopen"))
 		op_dlopen(opi, o);
 	else if (!strcmp(o->name, "nparams") || !strcmp(o->name, "child") ||
-		 !strcmp(o->name, "spt") || !strcmp(o->name, "lookup") ||
+		 !strcmp(o->name, "poison") || !strcmp(o->name, "spt") || !strcmp(o->name, "lookup") ||
 		 !strcmp(o->name, "bad") || !strcmp(o->name, "selftest"))
 		op_cov(opi, o);
 	else if (!strcmp(o->name, "loop"))
