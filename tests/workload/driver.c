@@ -2795,6 +2795,133 @@ static void op_selftest(int opi)
 	free(env);
 }
 
+/* nodev: the shim of a process whose render node cannot be used
+ * (README.md, "Environment variables": HIPEXTSEM_RENDER_NODE): the driver started again
+ * (--nodev NODE OWN) with HIPEXTSEM_RENDER_NODE naming a device that is
+ * not a DRM node (/dev/null), a path that does not exist, and, where the
+ * machine has one, a render node whose driver has no sync objects (vgem).
+ * The child imports a timeline and then a binary semaphore made on the
+ * usable node OWN (so a shim that ignored the setting would take them):
+ * each import must answer hipErrorNotSupported, and its log must name
+ * the setting.  Step 10 + k: the child's exit status (0: both refused
+ * with 801), and whether its log named HIPEXTSEM_RENDER_NODE=NODE. */
+static int nodev_main(const char *own)
+{
+	hipExternalSemaphore_t s = NULL;
+	uint32_t h[2];
+	int drm = open(own, O_RDWR | O_CLOEXEC), fd[2] = { -1, -1 };
+
+	if (drm < 0)
+		return 2;
+	for (int i = 0; i < 2; i++)
+		if (drmSyncobjCreate(drm, 0, &h[i]) || drmSyncobjHandleToFD(drm, h[i], &fd[i]))
+			return 3;
+	if (bad_import(&s, HX_SEM_HANDLE_TIMELINE_FD, fd[0], false) != hipErrorNotSupported)
+		return 4;
+	if (bad_import(&s, HX_SEM_HANDLE_OPAQUE_FD, fd[1], false) != hipErrorNotSupported)
+		return 5;
+	return 0;
+}
+
+/* The render node of the DRM driver named `name`, or NULL. */
+static const char *node_of_driver(const char *name, char *buf, size_t len)
+{
+	for (int m = 128; m < 136; m++) {
+		drmVersionPtr v;
+		bool is;
+		int fd;
+
+		snprintf(buf, len, "/dev/dri/renderD%d", m);
+		fd = open(buf, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		v = drmGetVersion(fd);
+		is = v && v->name && !strcmp(v->name, name);
+		drmFreeVersion(v);
+		close(fd);
+		if (is)
+			return buf;
+	}
+	return NULL;
+}
+
+static void op_nodev(int opi)
+{
+	static const char *const drop[] = { "HIPEXTSEM_LOG_FILE=", "HIPEXTSEM_TRACE=",
+					    "HIPEXTSEM_RENDER_NODE=", "HIPEXTSEM_DEBUG=",
+					    "HXWORK_", "CPUHIP_NOISE=" };
+	const char *own = getenv("HIPEXTSEM_RENDER_NODE");
+	char vgem[64], setting[300];
+	const char *nodes[3] = { "/dev/null", "/hxwork/no/such/node",
+				 node_of_driver("vgem", vgem, sizeof(vgem)) };
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	size_t ne = 0, k;
+	char **env;
+
+	if (n <= 0)
+		die("readlink /proc/self/exe");
+	exe[n] = 0;
+	own = own ? own : "/dev/dri/renderD128";
+	while (environ[ne])
+		ne++;
+	env = calloc(ne + 2, sizeof(*env));
+	if (!env)
+		die("out of memory");
+	for (int i = 0; i < 3 && nodes[i]; i++) {
+		char *argv[] = { exe, "--nodev", (char *)own, NULL };
+		posix_spawn_file_actions_t fa;
+		char out[8192];
+		size_t got = 0;
+		int pfd[2], st = 0;
+		pid_t pid;
+
+		k = 0;
+		for (size_t j = 0; j < ne; j++) {
+			bool keep = true;
+
+			for (size_t d = 0; d < sizeof(drop) / sizeof(drop[0]); d++)
+				keep = keep && strncmp(environ[j], drop[d], strlen(drop[d]));
+			if (keep)
+				env[k++] = environ[j];
+		}
+		snprintf(setting, sizeof(setting), "HIPEXTSEM_RENDER_NODE=%s", nodes[i]);
+		env[k++] = setting;
+		env[k] = NULL;
+		if (pipe2(pfd, O_CLOEXEC))
+			die("pipe2");
+		posix_spawn_file_actions_init(&fa);
+		posix_spawn_file_actions_adddup2(&fa, pfd[1], 2);
+		if (posix_spawn(&pid, exe, &fa, NULL, argv, env)) {
+			cstep(opi, 10 + i, -1, -1);
+			close(pfd[0]);
+			close(pfd[1]);
+			posix_spawn_file_actions_destroy(&fa);
+			continue;
+		}
+		close(pfd[1]);
+		for (;;) {
+			ssize_t r = read(pfd[0], out + got, sizeof(out) - 1 - got);
+
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				break;
+			got += (size_t)r;
+			if (got == sizeof(out) - 1)
+				break;
+		}
+		out[got] = 0;
+		close(pfd[0]);
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+		posix_spawn_file_actions_destroy(&fa);
+		cstep(opi, 10 + i, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st),
+		      strstr(out, setting) != NULL);
+	}
+	free(env);
+}
+
 static void op_cov(int opi, const struct op *o)
 {
 	unsigned long pre = next_seq();
@@ -2817,6 +2944,8 @@ static void op_cov(int opi, const struct op *o)
 		op_bad(opi);
 	else if (!strcmp(o->name, "selftest"))
 		op_selftest(opi);
+	else if (!strcmp(o->name, "nodev"))
+		op_nodev(opi);
 	else
 		wlog("S %d abi5", opi);
 	rlog(opi, hipSuccess, pre, -1, -1, l0);
@@ -2878,7 +3007,8 @@ static void run_op(int opi, int me)
 		op_dlopen(opi, o);
 	else if (!strcmp(o->name, "nparams") || !strcmp(o->name, "child") ||
 		 !strcmp(o->name, "poison") || !strcmp(o->name, "spt") || !strcmp(o->name, "lookup") ||
-		 !strcmp(o->name, "bad") || !strcmp(o->name, "selftest"))
+		 !strcmp(o->name, "bad") || !strcmp(o->name, "selftest") ||
+		 !strcmp(o->name, "nodev"))
 		op_cov(opi, o);
 	else if (!strcmp(o->name, "loop"))
 		op_loop(opi, o);
@@ -3311,6 +3441,8 @@ int main(int argc, char **argv)
 	bool drain;
 	int fds0, fds1;
 
+	if (argc == 3 && !strcmp(argv[1], "--nodev"))
+		return nodev_main(argv[2]);
 	if (argc != 3) {
 		fprintf(stderr, "usage: %s PROGRAM LOG\n", argv[0]);
 		return 2;
