@@ -2922,6 +2922,84 @@ static void op_nodev(int opi)
 	free(env);
 }
 
+/* load: the shim in a program that is not linked against the runtime
+ * (load.c, hxwork-load, found through HXWORK_LOAD): the runtime
+ * dlopen()ed with RTLD_LOCAL (step 20), a copy of it under a name that
+ * tells no ABI (21: the soname must), and no runtime at all (22: the
+ * import refused, the log saying why).  Each step: the program's exit
+ * status (0: every answer as expected), and for 22 whether its log said
+ * that the runtime is not loaded. */
+static void op_load(int opi)
+{
+	static const char *const drop[] = { "HIPEXTSEM_LOG_FILE=", "HIPEXTSEM_TRACE=",
+					    "HIPEXTSEM_DEBUG=", "HXWORK_", "CPUHIP_NOISE=" };
+	static const char *const modes[] = { "local", "renamed", "none" };
+	const char *exe = getenv("HXWORK_LOAD"), *rt = getenv("HXWORK_INFO_RUNTIME");
+	const char *node = getenv("HIPEXTSEM_RENDER_NODE");
+	size_t ne = 0, k = 0;
+	char **env;
+
+	if (!exe || !rt) {
+		cstep(opi, 20, -1, -1);
+		return;
+	}
+	node = node ? node : "/dev/dri/renderD128";
+	while (environ[ne])
+		ne++;
+	env = calloc(ne + 1, sizeof(*env));
+	if (!env)
+		die("out of memory");
+	for (size_t j = 0; j < ne; j++) {
+		bool keep = true;
+
+		for (size_t d = 0; d < sizeof(drop) / sizeof(drop[0]); d++)
+			keep = keep && strncmp(environ[j], drop[d], strlen(drop[d]));
+		if (keep)
+			env[k++] = environ[j];
+	}
+	env[k] = NULL;
+	for (int i = 0; i < 3; i++) {
+		char *argv[] = { (char *)exe, (char *)modes[i], (char *)node, (char *)rt, NULL };
+		posix_spawn_file_actions_t fa;
+		char out[8192];
+		size_t got = 0;
+		int pfd[2], st = 0;
+		pid_t pid;
+
+		if (pipe2(pfd, O_CLOEXEC))
+			die("pipe2");
+		posix_spawn_file_actions_init(&fa);
+		posix_spawn_file_actions_adddup2(&fa, pfd[1], 2);
+		if (posix_spawn(&pid, exe, &fa, NULL, argv, env)) {
+			cstep(opi, 20 + i, -1, -1);
+			close(pfd[0]);
+			close(pfd[1]);
+			posix_spawn_file_actions_destroy(&fa);
+			continue;
+		}
+		close(pfd[1]);
+		for (;;) {
+			ssize_t r = read(pfd[0], out + got, sizeof(out) - 1 - got);
+
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				break;
+			got += (size_t)r;
+			if (got == sizeof(out) - 1)
+				break;
+		}
+		out[got] = 0;
+		close(pfd[0]);
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+		posix_spawn_file_actions_destroy(&fa);
+		cstep(opi, 20 + i, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st),
+		      i == 2 ? strstr(out, "libamdhip64 is not loaded") != NULL : -1);
+	}
+	free(env);
+}
+
 static void op_cov(int opi, const struct op *o)
 {
 	unsigned long pre = next_seq();
@@ -2946,6 +3024,8 @@ static void op_cov(int opi, const struct op *o)
 		op_selftest(opi);
 	else if (!strcmp(o->name, "nodev"))
 		op_nodev(opi);
+	else if (!strcmp(o->name, "load"))
+		op_load(opi);
 	else
 		wlog("S %d abi5", opi);
 	rlog(opi, hipSuccess, pre, -1, -1, l0);
@@ -3008,7 +3088,7 @@ static void run_op(int opi, int me)
 	else if (!strcmp(o->name, "nparams") || !strcmp(o->name, "child") ||
 		 !strcmp(o->name, "poison") || !strcmp(o->name, "spt") || !strcmp(o->name, "lookup") ||
 		 !strcmp(o->name, "bad") || !strcmp(o->name, "selftest") ||
-		 !strcmp(o->name, "nodev"))
+		 !strcmp(o->name, "nodev") || !strcmp(o->name, "load"))
 		op_cov(opi, o);
 	else if (!strcmp(o->name, "loop"))
 		op_loop(opi, o);
