@@ -445,6 +445,22 @@ CPUHIP_EXPORT hipError_t hipStreamEndCapture(hipStream_t stream, hipGraph_t *pGr
 	return cpuhip_set_last_error(e);
 }
 
+#if CPUHIP_ABI == 6
+/* clr hipStreamBeginCapture_spt / hipStreamEndCapture_spt (hip_graph.cpp,
+ * rocm-5.3 to the development tree, as hipGraphLaunch_spt): the null
+ * stream is the calling thread's per-thread stream
+ * (PER_THREAD_DEFAULT_STREAM), then the plain call's common path. */
+CPUHIP_EXPORT hipError_t hipStreamBeginCapture_spt(hipStream_t stream, int mode)
+{
+	return hipStreamBeginCapture(stream ? stream : hipStreamPerThread, mode);
+}
+
+CPUHIP_EXPORT hipError_t hipStreamEndCapture_spt(hipStream_t stream, hipGraph_t *pGraph)
+{
+	return hipStreamEndCapture(stream ? stream : hipStreamPerThread, pGraph);
+}
+#endif
+
 CPUHIP_EXPORT hipError_t hipStreamIsCapturing(hipStream_t stream, int *pCaptureStatus)
 {
 	CPUHIP_BOUNDARY("hipStreamIsCapturing", stream);
