@@ -166,6 +166,28 @@ static int64_t shimlog_size(void)
 	return st.st_size;
 }
 
+/* Whether the shim's log got a line holding `text` since it had `from`
+ * bytes: 1 or 0; -1 when there is no log file to read.  Another thread's
+ * line may be in that span too, which only the text tells apart. */
+static int shimlog_has(int64_t from, const char *text)
+{
+	char buf[65536];
+	ssize_t n;
+	int fd;
+
+	if (!shimlog || from < 0)
+		return -1;
+	fd = open(shimlog, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = pread(fd, buf, sizeof(buf) - 1, from);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	return strstr(buf, text) != NULL;
+}
+
 /* ---- seeded faults --------------------------------------------------
  * A program's "faults SEED:PERMILLE[:KIND,...]" line (HXWORK_FAULTS): from
  * the start of the program to the drain (or main's return, or a worker's
@@ -2329,8 +2351,9 @@ out:
  * cpuhip, the launch's first hipEventRecord refused (the wait already
  * queued: answered 2), the exec updated with A again (the queued wait
  * carried over to the new records), and launched: at the helper's point
- * 1 the signal has not run, and point 3 is there at the end.  The
- * carried steps need cpuhip's per-thread refusal and a wait that does
+ * 1 the signal has not run, and point 3 is there at the end; step 36:
+ * whether the shim said the queued wait stays pending (it must not: the
+ * node kept its semaphore and value).  The carried steps need cpuhip's per-thread refusal and a wait that does
  * not block the launching thread (not the host-blocking path). */
 static hipError_t poison_graph(hipGraph_t *g, int empties, struct cpriv *c, int opi, int base)
 {
@@ -2361,6 +2384,7 @@ static void op_poison(int opi)
 	hipGraphExec_t x = NULL;
 	hipGraphNode_t bad = NULL;
 	int result = -1;
+	int64_t l0;
 	hipError_t e;
 
 	if (!cpriv_open(opi, &c))
@@ -2387,8 +2411,12 @@ static void op_poison(int opi)
 		left = fail(0);
 		cstep(opi, 34, e, left & RT_FAIL_EVENT_RECORD ? 0 : 1);
 		result = -1;
+		l0 = shimlog_size();
 		e = hipGraphExecUpdate(x, a, &bad, &result);
 		cstep(opi, 35, e, result);
+		/* the queued wait carried over, not left pending (a timeline's
+		 * wait is not used up: only the shim's word tells) */
+		cstep(opi, 36, 0, shimlog_has(l0, "stays pending"));
 		if (e)
 			goto out;
 	}
