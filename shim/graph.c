@@ -144,13 +144,16 @@ hipError_t hx_graph_exec_node_set_params(hipGraphExec_t exec, hipGraphNode_t nod
 
 hipError_t hx_stream_begin_capture(hipStream_t stream, int mode, bool spt)
 {
-	hx_stream_begin_capture_fn *real =
-		spt ? hx_rt.StreamBeginCapture_spt : hx_rt.StreamBeginCapture;
+	hx_stream_begin_capture_fn *real;
 	hipError_t err;
 	bool guarded;
 
+	/* The runtime's entry points are known once the shim is set up: read
+	 * before, the process's first call (a capture before any import)
+	 * found none and answered 801. */
 	if (!hx_reg_init())
 		return hipErrorNotInitialized;
+	real = spt ? hx_rt.StreamBeginCapture_spt : hx_rt.StreamBeginCapture;
 	if (!real) {
 		hx_err("%s: the HIP runtime has no such call",
 		       spt ? "hipStreamBeginCapture_spt" : "hipStreamBeginCapture");
@@ -255,12 +258,13 @@ hipError_t hx_graph_add_child_node(hipGraphNode_t *node, hipGraph_t graph,
  * before their addresses can name a node of another graph. */
 hipError_t hx_stream_end_capture(hipStream_t stream, hipGraph_t *graph, bool spt)
 {
-	hx_stream_end_capture_fn *real = spt ? hx_rt.StreamEndCapture_spt : hx_rt.StreamEndCapture;
+	hx_stream_end_capture_fn *real;
 	hipError_t err;
 	bool guarded;
 
 	if (!hx_reg_init())
 		return hipErrorNotInitialized;
+	real = spt ? hx_rt.StreamEndCapture_spt : hx_rt.StreamEndCapture;
 	if (!real) {
 		hx_err("%s: the HIP runtime has no such call",
 		       spt ? "hipStreamEndCapture_spt" : "hipStreamEndCapture");

@@ -716,6 +716,39 @@ static void *launch_thread(void *arg)
 	return NULL;
 }
 
+/* A capture as the process's first call into the shim (no import, no
+ * signal or wait before it: a library that records its graphs at start
+ * up): begun and ended on a created stream, and with the _spt calls on
+ * the per-thread stream where the runtime has them.  Each answers 0; the
+ * shim once read the runtime's entry points before setting itself up and
+ * answered 801 ("the HIP runtime has no such call") to the first. */
+static void case_capture_first(void)
+{
+	typedef hipError_t begin_fn(hipStream_t, int);
+	typedef hipError_t end_fn(hipStream_t, hipGraph_t *);
+	begin_fn *begin_spt = (begin_fn *)dlsym(RTLD_DEFAULT, "hipStreamBeginCapture_spt");
+	end_fn *end_spt = (end_fn *)dlsym(RTLD_DEFAULT, "hipStreamEndCapture_spt");
+	hipGraph_t g = NULL;
+	hipStream_t q;
+	hipError_t e;
+
+	HIPCHECK(hipStreamCreate(&q));
+	e = hipStreamBeginCapture(q, HX_CAPTURE_MODE_RELAXED);
+	CHECK(e == hipSuccess, "the process's first call, hipStreamBeginCapture, answered %d", (int)e);
+	e = hipStreamEndCapture(q, &g);
+	CHECK(e == hipSuccess && g, "hipStreamEndCapture answered %d (graph %p)", (int)e, (void *)g);
+	HIPCHECK(hipGraphDestroy(g));
+	HIPCHECK(hipStreamDestroy(q));
+	CHECK(begin_spt && end_spt, "the shim exports the _spt capture calls");
+	g = NULL;
+	e = begin_spt(NULL, HX_CAPTURE_MODE_RELAXED);
+	CHECK(e == hipSuccess, "hipStreamBeginCapture_spt(NULL) answered %d", (int)e);
+	e = end_spt(NULL, &g);
+	CHECK(e == hipSuccess && g, "hipStreamEndCapture_spt(NULL) answered %d (graph %p)", (int)e,
+	      (void *)g);
+	HIPCHECK(hipGraphDestroy(g));
+}
+
 static void case_instantiate(void)
 {
 	struct hx_instantiate_params ip;
@@ -990,6 +1023,8 @@ int main(int argc, char **argv)
 		case_update_armed();
 	else if (!strcmp(c, "instantiate"))
 		case_instantiate();
+	else if (!strcmp(c, "capture-first"))
+		case_capture_first();
 	else if (!strcmp(c, "capture-modes"))
 		case_capture_modes();
 	else if (!strcmp(c, "params"))
