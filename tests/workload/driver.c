@@ -46,6 +46,7 @@
  *
  * Exit status: 0, or 2 for a malformed program / broken environment.
  */
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
@@ -71,6 +72,7 @@
 #define TURN_MS 250
 #define SETTLE_MS 300 /* the drain: no marker for this long first */
 #define FORK_BOUND_S 20 /* a fork op's child: its alarm() */
+#define SPAWN_BOUND_S 20 /* a nodev or load op's program (hxwork: SPAWN_BOUND) */
 
 enum { K_NONE, K_BIN, K_TL, K_TLBIN, K_TLBINP, K_SYNC };
 
@@ -166,26 +168,45 @@ static int64_t shimlog_size(void)
 	return st.st_size;
 }
 
-/* Whether the shim's log got a line holding `text` since it had `from`
- * bytes: 1 or 0; -1 when there is no log file to read.  Another thread's
- * line may be in that span too, which only the text tells apart. */
-static int shimlog_has(int64_t from, const char *text)
+/* Whether the shim's log got a line holding both `text` and `also` since
+ * it had `from` bytes: 1 or 0; -1 when there is no log file to read.
+ * Another thread's lines may be in that span too, which the two texts
+ * tell apart (1 MiB read at most). */
+static __attribute__((unused)) int shimlog_has(int64_t from, const char *text, const char *also)
 {
-	char buf[65536];
-	ssize_t n;
-	int fd;
+	size_t cap = 1 << 20, got = 0;
+	char *buf, *line;
+	int fd, found = 0;
 
 	if (!shimlog || from < 0)
 		return -1;
 	fd = open(shimlog, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	n = pread(fd, buf, sizeof(buf) - 1, from);
+	buf = malloc(cap + 1);
+	if (!buf)
+		die("out of memory");
+	while (got < cap) {
+		ssize_t n = pread(fd, buf + got, cap - got, from + (off_t)got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
 	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = 0;
-	return strstr(buf, text) != NULL;
+	buf[got] = 0;
+	for (line = buf; line && *line && !found;) {
+		char *nl = strchr(line, '\n');
+
+		if (nl)
+			*nl = 0;
+		found = strstr(line, text) && strstr(line, also);
+		line = nl ? nl + 1 : NULL;
+	}
+	free(buf);
+	return found;
 }
 
 /* ---- seeded faults --------------------------------------------------
@@ -2416,7 +2437,12 @@ static void op_poison(int opi)
 		cstep(opi, 35, e, result);
 		/* the queued wait carried over, not left pending (a timeline's
 		 * wait is not used up: only the shim's word tells) */
-		cstep(opi, 36, 0, shimlog_has(l0, "stays pending"));
+		{
+			char who[64];
+
+			snprintf(who, sizeof(who), "exec %p ", (void *)x);
+			cstep(opi, 36, 0, shimlog_has(l0, "stays pending", who));
+		}
 		if (e)
 			goto out;
 	}
@@ -2774,39 +2800,69 @@ static char **env_without(const char *const *drop, size_t ndrop, char *extra)
 	return env;
 }
 
-/* Runs exe with argv and env, its stderr read into out (NUL-terminated);
- * answers its exit status (128 + the signal that ended it; -1: not
- * started). */
+/* Runs exe with argv and env, its stdout on /dev/null (the driver's is
+ * the runner's pipe, which a child outliving the driver would hold) and
+ * its stderr read into out (NUL-terminated); answers its exit status (128
+ * + the signal that ended it; -1: not started; -2: killed at the
+ * deadline, `secs` from its start). */
 static int spawn_read(const char *exe, char *const *argv, char *const *env, char *out,
-		      size_t len)
+		      size_t len, int secs)
 {
+	int64_t until = now_ns() + (int64_t)secs * 1000000000LL;
 	posix_spawn_file_actions_t fa;
 	size_t got = 0;
-	int pfd[2], st = 0, ret;
+	int pfd[2], st = 0, ret, dn;
+	bool ended = false;
 	pid_t pid;
 
-	if (pipe2(pfd, O_CLOEXEC))
+	if (pipe2(pfd, O_CLOEXEC | O_NONBLOCK))
 		die("pipe2");
+	dn = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	posix_spawn_file_actions_init(&fa);
+	if (dn >= 0)
+		posix_spawn_file_actions_adddup2(&fa, dn, 1);
 	posix_spawn_file_actions_adddup2(&fa, pfd[1], 2);
 	ret = posix_spawn(&pid, exe, &fa, NULL, argv, env);
 	posix_spawn_file_actions_destroy(&fa);
+	if (dn >= 0)
+		close(dn);
 	close(pfd[1]);
-	while (!ret && got < len - 1) {
-		ssize_t r = read(pfd[0], out + got, len - 1 - got);
+	/* Until the child ends (a fork op's child may hold the write end
+	 * past it), reading what it writes; then what is left. */
+	while (!ret) {
+		struct pollfd pf = { pfd[0], POLLIN, 0 };
+		ssize_t r = 0;
 
-		if (r < 0 && errno == EINTR)
+		if (!ended) {
+			pid_t w = waitpid(pid, &st, WNOHANG);
+
+			ended = w == pid || (w < 0 && errno != EINTR);
+			if (!ended && now_ns() > until) {
+				kill(pid, SIGKILL);
+				while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+					;
+				close(pfd[0]);
+				out[got] = 0;
+				return -2;
+			}
+		}
+		if (got < len - 1)
+			r = read(pfd[0], out + got, len - 1 - got);
+		if (r > 0) {
+			got += (size_t)r;
 			continue;
-		if (r <= 0)
+		}
+		if (ended)
 			break;
-		got += (size_t)r;
+		if (r == 0) /* the end of its stderr, or `out` full: its exit */
+			sleep_ms(20);
+		else
+			(void)poll(&pf, 1, 20);
 	}
 	out[got] = 0;
 	close(pfd[0]);
 	if (ret)
 		return -1;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
@@ -2948,9 +3004,9 @@ static void op_nodev(int opi)
 
 		snprintf(setting, sizeof(setting), "HIPEXTSEM_RENDER_NODE=%s", nodes[i]);
 		env = env_without(drop, sizeof(drop) / sizeof(drop[0]), setting);
-		st = spawn_read(exe, argv, env, out, sizeof(out));
+		st = spawn_read(exe, argv, env, out, sizeof(out), SPAWN_BOUND_S);
 		free(env);
-		cstep(opi, 10 + i, st, st == -1 ? -1 : strstr(out, setting) != NULL);
+		cstep(opi, 10 + i, st, st < 0 ? -1 : strstr(out, setting) != NULL);
 	}
 }
 
@@ -2979,10 +3035,10 @@ static void op_load(int opi)
 	env = env_without(drop, sizeof(drop) / sizeof(drop[0]), NULL);
 	for (int i = 0; i < 3; i++) {
 		char *argv[] = { (char *)exe, (char *)modes[i], (char *)node, (char *)rt, NULL };
-		int st = spawn_read(exe, argv, env, out, sizeof(out));
+		int st = spawn_read(exe, argv, env, out, sizeof(out), SPAWN_BOUND_S);
 
 		cstep(opi, 20 + i, st,
-		      i == 2 && st != -1 ? strstr(out, "libamdhip64 is not loaded") != NULL : -1);
+		      i == 2 && st >= 0 ? strstr(out, "libamdhip64 is not loaded") != NULL : -1);
 	}
 	free(env);
 }

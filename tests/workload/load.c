@@ -49,11 +49,16 @@ static int copy_renamed(const char *lib, char *out, size_t len)
 	if (in < 0 || fstat(in, &st))
 		return -1;
 	o = open(out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
-	if (o < 0)
+	if (o < 0) {
+		rmdir(dir);
 		return -1;
+	}
 	while (off < st.st_size)
-		if (sendfile(o, in, &off, (size_t)(st.st_size - off)) <= 0)
+		if (sendfile(o, in, &off, (size_t)(st.st_size - off)) <= 0) {
+			unlink(out);
+			rmdir(dir);
 			return -1;
+		}
 	close(in);
 	close(o);
 	return 0;
@@ -85,6 +90,12 @@ int main(int argc, char **argv)
 		init_fn *init;
 
 		rt = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+		if (!strcmp(argv[1], "renamed")) {
+			/* mapped now, or refused: the copy is not needed again */
+			unlink(path);
+			*strrchr(path, '/') = 0;
+			rmdir(path);
+		}
 		if (!rt) {
 			fprintf(stderr, "hxwork-load: %s\n", dlerror());
 			return 4;
@@ -110,10 +121,5 @@ int main(int argc, char **argv)
 		return 9;
 	if (destroy(sem))
 		return 10;
-	if (!strcmp(argv[1], "renamed")) {
-		unlink(path);
-		*strrchr(path, '/') = 0;
-		rmdir(path);
-	}
 	return 0;
 }
