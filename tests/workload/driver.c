@@ -2987,7 +2987,7 @@ static void op_nodev(int opi)
 	static const char *const drop[] = { "HIPEXTSEM_LOG_FILE=", "HIPEXTSEM_TRACE=",
 					    "HIPEXTSEM_RENDER_NODE=", "HIPEXTSEM_DEBUG=",
 					    "HXWORK_", "CPUHIP_NOISE=" };
-	const char *own = getenv("HIPEXTSEM_RENDER_NODE");
+	const char *own = render_node_path(); /* the node pdrm is on */
 	char vgem[64], setting[300], exe[4096], out[8192];
 	const char *nodes[3] = { "/dev/null", "/hxwork/no/such/node",
 				 node_of_driver("vgem", vgem, sizeof(vgem)) };
@@ -2996,7 +2996,6 @@ static void op_nodev(int opi)
 	if (n <= 0)
 		die("readlink /proc/self/exe");
 	exe[n] = 0;
-	own = own ? own : "/dev/dri/renderD128";
 	for (int i = 0; i < 3 && nodes[i]; i++) {
 		char *argv[] = { exe, "--nodev", (char *)own, NULL };
 		char **env;
@@ -3023,7 +3022,7 @@ static void op_load(int opi)
 					    "HIPEXTSEM_DEBUG=", "HXWORK_", "CPUHIP_NOISE=" };
 	static const char *const modes[] = { "local", "renamed", "none" };
 	const char *exe = getenv("HXWORK_LOAD"), *rt = getenv("HXWORK_INFO_RUNTIME");
-	const char *node = getenv("HIPEXTSEM_RENDER_NODE");
+	const char *node = render_node_path();
 	char out[8192];
 	char **env;
 
@@ -3031,7 +3030,6 @@ static void op_load(int opi)
 		cstep(opi, 20, -1, -1);
 		return;
 	}
-	node = node ? node : "/dev/dri/renderD128";
 	env = env_without(drop, sizeof(drop) / sizeof(drop[0]), NULL);
 	for (int i = 0; i < 3; i++) {
 		char *argv[] = { (char *)exe, (char *)modes[i], (char *)node, (char *)rt, NULL };
